@@ -1,0 +1,1 @@
+"""The commands people type: ``minislurm sim``, ``minislurm demo`` and, later, sbatch, squeue, ..."""

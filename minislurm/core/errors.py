@@ -1,0 +1,35 @@
+"""Slurm's error strings (``slurm_strerror``) as one exception type.
+
+Every rejected request in minislurm raises :class:`SlurmError` carrying Slurm's exact text,
+so commands can print ``sbatch: error: Batch job submission failed: <text>``.
+"""
+
+from __future__ import annotations
+
+
+class SlurmError(Exception):
+    """An error Slurm would report with one of its fixed messages."""
+
+    def __init__(self, message: str, detail: str | None = None):
+        super().__init__(message if detail is None else f"{message}: {detail}")
+        self.message = message
+        self.detail = detail
+
+
+NODE_CONFIG_UNAVAILABLE = "Requested node configuration is not available"
+PART_CONFIG_UNAVAILABLE = "Requested partition configuration not available now"
+INVALID_NODE_COUNT = "Node count specification invalid"
+TOO_MANY_CPUS = "More processors requested than permitted"
+INVALID_GRES = "Invalid generic resource (gres) specification"
+INVALID_TIME_LIMIT = "Requested time limit is invalid (missing or exceeds some limit)"
+INVALID_PARTITION = "Invalid partition name specified"
+DEPENDENCY = "Job dependency problem"
+DISABLED = "Requested operation is presently disabled"
+INVALID_JOB_ID = "Invalid job id specified"
+ACCESS_DENIED = "Access/permission denied"
+INVALID_NODE_NAME = "Invalid node name specified"
+INVALID_ACCOUNT = "Invalid account or account/partition combination specified"
+INVALID_RESERVATION = "Requested reservation is invalid"
+JOB_PENDING = "Job is pending execution"
+BATCH_ONLY = "Only batch jobs are accepted or processed"
+ALREADY_DONE = "Job/step already completing or completed"

@@ -1,0 +1,98 @@
+"""A job as the scheduler sees it: what it asks for, where it is in its life, what it holds."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from minislurm.core.states import JobState, Reason
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """What a job needs from *each* of its nodes (Slurm's ``--gres`` and ``--mem`` are per node).
+
+    ``mem == -1`` means all of the node's memory (``--mem=0``).
+    """
+
+    cpus: int = 1
+    mem: int = 0
+    gpus: int = 0
+    gpu_type: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Allocation:
+    """Concrete resources: node indices and, per node, CPUs, memory and the GPU indices chosen."""
+
+    nodes: tuple[int, ...]
+    cpus: tuple[int, ...]
+    mem: tuple[int, ...]
+    gpus: tuple[tuple[int, ...], ...]
+
+    @property
+    def num_gpus(self) -> int:
+        return sum(len(g) for g in self.gpus)
+
+    @property
+    def num_cpus(self) -> int:
+        return sum(self.cpus)
+
+
+@dataclass(frozen=True, slots=True)
+class Dependency:
+    """``-d type:id[:id][,type:id...]``: ``any_of`` is True for ``?``-joined lists (OR)."""
+
+    terms: tuple[tuple[str, tuple[int, ...]], ...]
+    any_of: bool = False
+
+    def __str__(self) -> str:
+        parts = [t if t == "singleton" else f"{t}:{':'.join(map(str, ids))}" for t, ids in self.terms]
+        return ("?" if self.any_of else ",").join(parts)
+
+
+@dataclass(slots=True, eq=False)
+class Job:
+    job_id: int
+    user: str = "user"
+    account: str = "default"
+    partition: str = ""
+    name: str = "job"
+    submit_time: float = 0.0
+    time_limit: float = math.inf  # seconds
+    num_nodes: int = 1
+    shape: Shape = field(default_factory=Shape)
+    exclusive: bool = False
+    ntasks: int | None = None
+    nice: int = 0
+    hold: str | None = None  # "user" or "admin"
+    begin_time: float = 0.0
+    dependency: Dependency | None = None
+    array_job_id: int | None = None
+    array_task_id: int | None = None
+    array_max_running: int | None = None
+    req_nodes: frozenset[str] = frozenset()
+    exc_nodes: frozenset[str] = frozenset()
+    reservation: str | None = None
+    requeue: bool = True
+    # life cycle
+    state: JobState = JobState.PENDING
+    reason: str = Reason.NONE
+    priority: int = 0
+    start_time: float | None = None
+    end_time: float | None = None
+    alloc: Allocation | None = None
+    restart_count: int = 0
+    exit_code: int = 0
+    spec: object = None  # the parsed request (a JobSpec) the job came from, when there is one
+
+    @property
+    def pending(self) -> bool:
+        return self.state is JobState.PENDING
+
+    @property
+    def display_id(self) -> str:
+        """``123`` or ``120_3`` for an array task, the way squeue names it."""
+        if self.array_job_id is not None and self.array_task_id is not None:
+            return f"{self.array_job_id}_{self.array_task_id}"
+        return str(self.job_id)

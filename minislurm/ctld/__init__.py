@@ -1,0 +1,1 @@
+"""The controller daemon (like slurmctld).  Built in the live-cluster issue."""

@@ -1,0 +1,1 @@
+"""The scheduling policy on a SimPy clock, replaying real workload traces."""

@@ -1,0 +1,1 @@
+"""The node agent (like slurmd).  Built in the live-cluster issue."""
