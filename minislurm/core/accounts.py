@@ -1,0 +1,92 @@
+"""Accounts and users with fair-share shares: the association tree.
+
+Real Slurm keeps associations in its accounting database (``sacctmgr add account ...``);
+minislurm reads them from a small file in slurm.conf's ``Key=Value`` style::
+
+    # Account lines build the tree (Parent defaults to root); User lines hang users on it.
+    Account=research Fairshare=60
+    Account=eval     Fairshare=40
+    User=alice Account=research Fairshare=1
+    User=bob   Account=eval
+
+``Fairshare`` defaults to 1, as in sacctmgr.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Association:
+    """One node of the tree: an account (``user is None``) or a user within an account."""
+
+    account: str
+    user: str | None = None
+    parent: str | None = "root"
+    shares: int = 1
+    children: list["Association"] = field(default_factory=list)
+
+    @property
+    def key(self) -> tuple[str, str | None]:
+        return (self.account, self.user)
+
+
+class AccountsError(ValueError):
+    pass
+
+
+class AssociationTree:
+    def __init__(self) -> None:
+        self.root = Association("root", parent=None)
+        self.nodes: dict[tuple[str, str | None], Association] = {self.root.key: self.root}
+
+    def add_account(self, name: str, parent: str = "root", shares: int = 1) -> Association:
+        if (parent, None) not in self.nodes:
+            raise AccountsError(f"parent account '{parent}' of '{name}' does not exist")
+        assoc = Association(name, None, parent, shares)
+        self.nodes[assoc.key] = assoc
+        self.nodes[(parent, None)].children.append(assoc)
+        return assoc
+
+    def add_user(self, user: str, account: str, shares: int = 1) -> Association:
+        if (account, None) not in self.nodes:
+            self.add_account(account)
+        assoc = Association(account, user, account, shares)
+        self.nodes[assoc.key] = assoc
+        self.nodes[(account, None)].children.append(assoc)
+        return assoc
+
+    def user(self, user: str, account: str) -> Association:
+        """The user's association, created with one share on first sight (lessons, traces)."""
+        return self.nodes.get((account, user)) or self.add_user(user, account)
+
+    def users(self) -> list[Association]:
+        return [a for a in self.nodes.values() if a.user is not None]
+
+
+def parse_accounts(text: str, path: str = "accounts.conf") -> AssociationTree:
+    tree = AssociationTree()
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        fields = {}
+        for word in line.split():
+            key, sep, value = word.partition("=")
+            if not sep:
+                raise AccountsError(f"{path} line {lineno}: expected Key=Value, got '{word}'")
+            fields[key.lower()] = value
+        try:
+            shares = int(fields.get("fairshare", 1))
+        except ValueError:
+            raise AccountsError(f"{path} line {lineno}: Fairshare must be a whole number") from None
+        if "user" in fields:
+            if "account" not in fields:
+                raise AccountsError(f"{path} line {lineno}: User line needs Account=")
+            tree.add_user(fields["user"], fields["account"], shares)
+        elif "account" in fields:
+            tree.add_account(fields["account"], fields.get("parent", "root"), shares)
+        else:
+            raise AccountsError(f"{path} line {lineno}: expected Account= or User=")
+    return tree

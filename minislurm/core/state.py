@@ -1,0 +1,138 @@
+"""The controller's in-memory tables: jobs, nodes, partitions, reservations, and their transitions.
+
+Both the simulator and the live controller own one :class:`ClusterState` and change it only
+through these methods, so a job's life (start, finish, requeue) follows the same rules in
+both worlds.  Nothing here decides *which* job runs: that is :mod:`minislurm.sched`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import numpy as np
+
+from minislurm.core.cluster import ClusterConfig, PartitionConfig
+from minislurm.core.job import Allocation, Job
+from minislurm.core.nodes import NodeTable
+from minislurm.core.reservation import AdvanceReservation
+from minislurm.core.states import JobState, Reason
+
+
+class ClusterState:
+    def __init__(self, config: ClusterConfig, first_job_id: int = 1):
+        self.config = config
+        self.nodes = NodeTable(config.nodes)
+        self.partitions: dict[str, PartitionConfig] = {p.name: p for p in config.partitions}
+        self.jobs: dict[int, Job] = {}
+        self.pending: dict[int, Job] = {}
+        self.running: dict[int, Job] = {}
+        self.reservations: dict[str, AdvanceReservation] = {}
+        self.array_tasks: dict[int, list[int]] = defaultdict(list)
+        self.array_running: dict[int, int] = defaultdict(int)
+        self.next_job_id = first_job_id
+        self.version = 0  # bumped on every change the scheduler could care about
+        self._part_masks: dict[str, np.ndarray] = {}
+
+    # -- lookups -------------------------------------------------------------------
+    def partition_mask(self, name: str) -> np.ndarray:
+        """Boolean array over nodes: which nodes belong to the partition."""
+        mask = self._part_masks.get(name)
+        if mask is None:
+            mask = np.zeros(len(self.nodes), dtype=bool)
+            for n in self.partitions[name].nodes:
+                if n in self.nodes.index:
+                    mask[self.nodes.index[n]] = True
+            self._part_masks[name] = mask
+        return mask
+
+    def default_partition(self) -> PartitionConfig | None:
+        return self.config.partition(None)
+
+    def touch(self) -> None:
+        self.version += 1
+
+    # -- transitions ---------------------------------------------------------------
+    def new_job_id(self) -> int:
+        job_id = self.next_job_id
+        self.next_job_id += 1
+        return job_id
+
+    def add(self, job: Job) -> Job:
+        """Queue a job that has passed submission checks."""
+        self.jobs[job.job_id] = job
+        self.pending[job.job_id] = job
+        if job.array_job_id is not None:
+            self.array_tasks[job.array_job_id].append(job.job_id)
+        self.touch()
+        return job
+
+    def start(self, job: Job, alloc: Allocation, now: float) -> None:
+        self.nodes.allocate(job.job_id, alloc)
+        del self.pending[job.job_id]
+        self.running[job.job_id] = job
+        job.state = JobState.RUNNING
+        job.reason = Reason.NONE
+        job.alloc = alloc
+        job.start_time = now
+        job.end_time = None
+        if job.array_job_id is not None:
+            self.array_running[job.array_job_id] += 1
+        self.touch()
+
+    def _release(self, job: Job) -> None:
+        if job.job_id in self.running:
+            del self.running[job.job_id]
+            self.nodes.release(job.job_id, job.alloc)
+            if job.array_job_id is not None:
+                self.array_running[job.array_job_id] -= 1
+
+    def finish(self, job: Job, state: JobState, now: float, exit_code: int = 0,
+               reason: str = Reason.NONE) -> None:
+        """End a job for good (COMPLETED, FAILED, TIMEOUT, CANCELLED, NODE_FAIL ...)."""
+        self._release(job)
+        self.pending.pop(job.job_id, None)
+        job.state = state
+        job.exit_code = exit_code
+        job.reason = reason
+        job.end_time = now
+        if job.start_time is None:
+            job.start_time = now  # Slurm reports a cancelled pending job as starting when it ended
+        self.touch()
+
+    def requeue(self, job: Job, now: float, hold: str | None = None) -> None:
+        """Back to PENDING with the same id: restart count up, age reset, eligible after a delay.
+
+        The caller records the run that ended (NODE_FAIL, REQUEUED) before calling this.
+        """
+        self._release(job)
+        job.state = JobState.PENDING
+        job.reason = Reason.BEGIN_TIME
+        job.alloc = None
+        job.start_time = job.end_time = None
+        job.restart_count += 1
+        job.submit_time = now
+        job.begin_time = now + self.config.sched.requeue_delay + (1 if self.config.sched.requeue_delay else 0)
+        job.hold = hold
+        self.pending[job.job_id] = job
+        self.touch()
+
+    # -- nodes and reservations -----------------------------------------------------
+    def add_reservation(self, resv: AdvanceReservation) -> None:
+        self.reservations[resv.name] = resv
+        self.touch()
+
+    def remove_reservation(self, name: str) -> None:
+        del self.reservations[name]
+        self.touch()
+
+    def jobs_on_node(self, n: int) -> list[Job]:
+        return [self.running[j] for j in sorted(self.nodes.jobs[n]) if j in self.running]
+
+    def elapsed(self, job: Job, now: float) -> float:
+        if job.start_time is None:
+            return 0.0
+        return (job.end_time if job.end_time is not None else now) - job.start_time
+
+    def time_left(self, job: Job, now: float) -> float:
+        return math.inf if job.time_limit == math.inf else job.time_limit - self.elapsed(job, now)

@@ -1,0 +1,106 @@
+"""sched/backfill: start lower-priority jobs early when that delays no higher-priority job.
+
+Conservative, as Slurm is: jobs are taken in priority order (up to ``bf_max_job_test`` of
+them); each that can start now without touching an earlier promise starts ("backfilled"),
+and each that cannot gets a promise (a reservation of whole nodes from its earliest
+possible start for its whole time limit) when that start lies within ``bf_window``.
+A later job can therefore never push back the planned start of an earlier one.
+
+EASY (``easy=True``) promises only to the first blocked job of each partition, so later
+jobs may start in front of every other waiting job.  It is not a Slurm option; it is here
+so lessons and replays can compare the two.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from minislurm.core.job import Job
+from minislurm.core.states import Reason
+from minislurm.sched.eligibility import blocked_reason
+from minislurm.sched.plan import NEVER, Plan
+from minislurm.sched.select.cons_tres import request, request_key
+
+if TYPE_CHECKING:
+    from minislurm.sched.schedule import Pass
+
+
+def run(work: "Pass", order: list[Job], easy: bool = False) -> tuple[dict[int, float], dict[int, tuple[int, ...]]]:
+    state, now = work.state, work.now
+    cfg = state.config.sched
+    running = list(state.running.values())
+    running += [_Running(work.started[s.job_id], s.alloc, now) for s in work.starts]
+    plan = Plan(work.free, running, now, cfg.bf_resolution)
+    _promise_advance_reservations(work, plan)
+    horizon = plan.now + int(cfg.bf_window)
+    expected: dict[int, float] = {}
+    planned: dict[int, tuple[int, ...]] = {}
+    promised_parts: set[str] = set()
+    tested = 0
+    for job in order:
+        if job.job_id in work.started:
+            continue
+        why = work.reason.get(job.job_id)
+        if why is None:  # the main stage never reached it
+            why = blocked_reason(job, state, now)
+            if why is not None:
+                work.reason[job.job_id] = why
+                continue
+        elif why not in (Reason.RESOURCES, Reason.PRIORITY, Reason.RESERVED_FOR_OTHER):
+            continue
+        if job.reservation is not None:
+            continue  # runs only inside its reservation, placed by the main stage
+        if tested >= cfg.bf_max_job_test:
+            break
+        tested += 1
+        req = request(job, state.nodes)
+        ready = plan.ready_times(request_key(job), req).copy()
+        ready[~work.allowed(job, honour_reservations=False)] = NEVER
+        duration = plan.grid(job.time_limit) if job.time_limit != float("inf") else NEVER
+        found = plan.earliest_start(ready, job.num_nodes, duration)
+        if found is not None and found[0] <= plan.now and _fits_reservation(work, job, now):
+            chosen = np.zeros(len(ready), dtype=bool)
+            chosen[found[1]] = True
+            alloc = work.free.place(job, req, chosen & work.free.fits(req) & work.allowed(job))
+            if alloc is not None:
+                work.start(job, alloc, backfilled=True)
+                job_view = _Running(job, alloc, now)
+                plan.add_running(job_view)
+                continue
+        work.reason.setdefault(job.job_id, Reason.PRIORITY)
+        if found is None or found[0] > horizon:
+            continue  # no promise beyond the window: Slurm logs "No reservation created"
+        if easy and job.partition in promised_parts:
+            continue
+        start, nodes = found
+        plan.reserve(nodes, start, min(start + duration, NEVER))
+        promised_parts.add(job.partition)
+        expected[job.job_id] = float(max(start, now))
+        planned[job.job_id] = tuple(int(n) for n in nodes)
+    return expected, planned
+
+
+class _Running:
+    """The few fields of a job started in this cycle that the plan needs."""
+
+    __slots__ = ("start_time", "time_limit", "alloc")
+
+    def __init__(self, job: Job, alloc, now: float):
+        self.start_time, self.time_limit, self.alloc = now, job.time_limit, alloc
+
+
+def _fits_reservation(work: "Pass", job: Job, now: float) -> bool:
+    resv = work.state.reservations.get(job.reservation) if job.reservation else None
+    return resv is None or now + job.time_limit <= resv.end
+
+
+def _promise_advance_reservations(work: "Pass", plan: Plan) -> None:
+    """Advance reservations are promises too, for every job outside them."""
+    idx = work.state.nodes.index
+    for resv in work.state.reservations.values():
+        if resv.end <= work.now:
+            continue
+        nodes = [idx[n] for n in resv.nodes if n in idx]
+        plan.reserve(nodes, max(plan.now, int(resv.start)), plan.grid(resv.end))

@@ -1,0 +1,88 @@
+"""select/cons_tres: consumable trackable resources (CPUs, memory, GPUs) counted per node.
+
+A job asks for ``num_nodes`` nodes that can each give its :class:`~minislurm.core.job.Shape`.
+Nodes are shared between jobs unless the job is ``--exclusive``.  Among the nodes that fit,
+the lowest-numbered are taken (Slurm orders by node Weight, then by position, when weights
+are equal), and on each node the lowest free GPU indices.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from minislurm.core.job import Allocation, Job
+from minislurm.core.nodes import NodeTable
+
+Request = tuple[np.ndarray | int, np.ndarray | int, np.ndarray | int]
+
+
+def request(job: Job, nodes: NodeTable) -> Request:
+    """Per-node CPUs, memory and GPUs the job needs; arrays where the answer depends on the node."""
+    shape = job.shape
+    mem = nodes.cap_mem if shape.mem == -1 else shape.mem
+    if job.exclusive:
+        return nodes.cap_cpu, mem, nodes.cap_gpu
+    return shape.cpus, mem, shape.gpus
+
+
+def request_key(job: Job) -> tuple:
+    """Jobs with equal keys make identical per-node requests (used to share work in a pass)."""
+    s = job.shape
+    return (s.cpus, s.mem, s.gpus, s.gpu_type, job.exclusive)
+
+
+def type_mask(job: Job, nodes: NodeTable) -> np.ndarray | None:
+    """Nodes whose GPU type matches ``--gres=gpu:TYPE:N``; None when any type will do."""
+    if not job.shape.gpu_type or not job.shape.gpus:
+        return None
+    return np.array([t == job.shape.gpu_type for t in nodes.gpu_type], dtype=bool)
+
+
+def fits_capacity(job: Job, nodes: NodeTable) -> np.ndarray:
+    """Nodes that could hold the job when empty, whatever their state: "can it *ever* run?"."""
+    cpu, mem, gpu = request(job, nodes)
+    ok = (nodes.cap_cpu >= cpu) & (nodes.cap_mem >= mem) & (nodes.cap_gpu >= gpu)
+    tm = type_mask(job, nodes)
+    return ok if tm is None else ok & tm
+
+
+class FreeResources:
+    """A private copy of what is free now, which one scheduling pass can spend as it decides."""
+
+    def __init__(self, nodes: NodeTable):
+        self.nodes = nodes
+        self.cpu = nodes.free_cpu.copy()
+        self.mem = nodes.free_mem.copy()
+        self.gpu = nodes.free_gpu.copy()
+        self.gpu_mask = list(nodes.gpu_free)
+
+    def fits(self, req: Request) -> np.ndarray:
+        cpu, mem, gpu = req
+        return (self.cpu >= cpu) & (self.mem >= mem) & (self.gpu >= gpu)
+
+    def place(self, job: Job, req: Request, candidates: np.ndarray) -> Allocation | None:
+        """Choose ``job.num_nodes`` of the candidate nodes and concrete GPUs on each, or None."""
+        chosen = np.flatnonzero(candidates)[: job.num_nodes]
+        if len(chosen) < job.num_nodes:
+            return None
+        cpu, mem, gpu = req
+        cpus, mems, gpus = [], [], []
+        for n in chosen:
+            want = int(gpu[n]) if isinstance(gpu, np.ndarray) else gpu
+            mask, picked, g = self.gpu_mask[n], [], 0
+            while len(picked) < want:
+                if mask >> g & 1:
+                    picked.append(g)
+                g += 1
+            cpus.append(int(cpu[n]) if isinstance(cpu, np.ndarray) else cpu)
+            mems.append(int(mem[n]) if isinstance(mem, np.ndarray) else mem)
+            gpus.append(tuple(picked))
+        return Allocation(tuple(int(n) for n in chosen), tuple(cpus), tuple(mems), tuple(gpus))
+
+    def take(self, alloc: Allocation) -> None:
+        for n, c, m, g in zip(alloc.nodes, alloc.cpus, alloc.mem, alloc.gpus):
+            self.cpu[n] -= c
+            self.mem[n] -= m
+            self.gpu[n] -= len(g)
+            for i in g:
+                self.gpu_mask[n] &= ~(1 << i)

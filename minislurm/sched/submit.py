@@ -1,0 +1,147 @@
+"""Submission: turn a JobSpec into schedulable jobs, or refuse it with Slurm's message.
+
+Slurm accepts a job that cannot run *now* (busy nodes, a partition that is down, a time
+limit over MaxTime with the default EnforcePartLimits=NO: it pends with a reason), but
+refuses one that can *never* run: no node of the partition, in any state, is big enough
+(``Requested node configuration is not available``), or an unknown GRES is asked for.
+
+minislurm gives every node of a job the same shape: the largest per-node share of the tasks
+(Slurm may give nodes different task counts; ``SLURM_TASKS_PER_NODE`` still shows the block
+layout).
+"""
+
+from __future__ import annotations
+
+import math
+
+from minislurm.core import errors
+from minislurm.core.errors import SlurmError
+from minislurm.core.job import Job, Shape
+from minislurm.core.spec import JobSpec
+from minislurm.core.state import ClusterState
+from minislurm.sched.select.cons_tres import fits_capacity
+
+
+def _gpu_request(spec: JobSpec, gres_types: set[str]) -> tuple[str | None, int, str]:
+    """(type, count, kind) with kind "node", "job" or "task"; count 0 when no GPUs are asked for."""
+    for item in spec.gres or ():
+        if item.name not in gres_types:
+            raise SlurmError(errors.INVALID_GRES)
+    gpu_items = [g for g in spec.gres or () if g.name == "gpu"]
+    wants_gpu = gpu_items or spec.gpus or spec.gpus_per_node or spec.gpus_per_task
+    if wants_gpu and "gpu" not in gres_types:
+        raise SlurmError(errors.INVALID_GRES)
+    if gpu_items:
+        return gpu_items[0].type, sum(g.count for g in gpu_items), "node"
+    if spec.gpus_per_node:
+        return spec.gpus_per_node[0], spec.gpus_per_node[1], "node"
+    if spec.gpus_per_task:
+        return spec.gpus_per_task[0], spec.gpus_per_task[1], "task"
+    if spec.gpus:
+        return spec.gpus[0], spec.gpus[1], "job"
+    return None, 0, "node"
+
+
+def _layout(spec: JobSpec, max_cpus: int, max_gpus: int, gpus: int, gpu_kind: str) -> tuple[int, int, int]:
+    """(nodes, tasks, tasks per node on the fullest node)."""
+    cpt = spec.cpus_per_task or 1
+    if spec.nodes_min:
+        nodes = spec.nodes_min
+    elif spec.ntasks:
+        per_node = spec.ntasks_per_node or max(1, max_cpus // cpt)
+        if gpu_kind == "task" and gpus:
+            per_node = min(per_node, max(1, max_gpus // gpus))
+        nodes = math.ceil(spec.ntasks / per_node)
+    elif gpu_kind == "job" and gpus and max_gpus:
+        nodes = math.ceil(gpus / max_gpus)
+    else:
+        nodes = 1
+    if spec.ntasks:
+        tasks = spec.ntasks
+    elif spec.ntasks_per_node:
+        tasks = spec.ntasks_per_node * nodes
+    else:
+        tasks = nodes
+    per_node = math.ceil(tasks / nodes)
+    if spec.ntasks_per_node:
+        per_node = min(per_node, spec.ntasks_per_node) if spec.ntasks else spec.ntasks_per_node
+    return nodes, tasks, per_node
+
+
+def build_jobs(spec: JobSpec, state: ClusterState, *, user: str, now: float,
+               default_name: str = "sbatch", account: str | None = None) -> list[Job]:
+    """Validate ``spec`` and return its jobs (one, or one per array task), not yet queued."""
+    cfg = state.config
+    part = cfg.partition(spec.partition.split(",")[0] if spec.partition else None)
+    if part is None:
+        raise SlurmError(errors.INVALID_PARTITION)
+    gpu_type, gpus, gpu_kind = _gpu_request(spec, cfg.gres_types)
+    members = [cfg.node(n) for n in part.nodes if cfg.node(n)]
+    max_cpus = max((n.cpus for n in members), default=0)
+    max_gpus = max((n.gpus for n in members), default=0)
+    nodes, tasks, per_node = _layout(spec, max_cpus, max_gpus, gpus, gpu_kind)
+    if nodes < 1 or (spec.nodes_max is not None and spec.nodes_max < nodes):
+        raise SlurmError(errors.INVALID_NODE_COUNT)
+    if spec.ntasks is not None and spec.nodes_min and spec.ntasks < spec.nodes_min:
+        nodes = spec.ntasks  # Slurm shrinks the node count to the task count
+    cpus = per_node * (spec.cpus_per_task or 1)
+    gpus_per_node = {"node": gpus, "task": gpus * per_node, "job": math.ceil(gpus / nodes) if gpus else 0}[gpu_kind]
+    if spec.mem_mb is not None:
+        mem = -1 if spec.mem_mb == 0 else spec.mem_mb
+    elif spec.mem_per_cpu_mb is not None:
+        mem = spec.mem_per_cpu_mb * cpus
+    elif cfg.def_mem_per_cpu:
+        mem = cfg.def_mem_per_cpu * cpus
+    else:
+        mem = cfg.def_mem_per_node or 0
+    shape = Shape(cpus=cpus, mem=mem, gpus=gpus_per_node, gpu_type=gpu_type)
+    exclusive = bool(spec.exclusive) or part.exclusive
+
+    time_limit = spec.time_limit_min * 60 if spec.time_limit_min is not None else (
+        part.default_time if part.default_time is not None else part.max_time)
+
+    probe = Job(0, shape=shape, exclusive=exclusive, num_nodes=nodes)
+    capable = fits_capacity(probe, state.nodes) & state.partition_mask(part.name)
+    for name in (spec.nodelist or ()) + (spec.exclude or ()):
+        if name not in state.nodes.index:
+            raise SlurmError(errors.INVALID_NODE_NAME)
+    if spec.nodelist:
+        if not all(capable[state.nodes.index[n]] for n in spec.nodelist):
+            raise SlurmError(errors.NODE_CONFIG_UNAVAILABLE)
+        nodes = max(nodes, len(set(spec.nodelist)))
+    for name in spec.exclude or ():
+        capable[state.nodes.index[name]] = False
+    if nodes <= len(part.nodes) and capable.sum() < nodes:
+        raise SlurmError(errors.NODE_CONFIG_UNAVAILABLE)
+
+    if spec.dependency is not None:
+        for kind, ids in spec.dependency.terms:
+            if any(i not in state.jobs and i not in state.array_tasks for i in ids):
+                raise SlurmError(errors.DEPENDENCY)
+    account = spec.account or account or "default"
+    if spec.reservation is not None:
+        resv = state.reservations.get(spec.reservation)
+        if resv is None:
+            raise SlurmError(errors.INVALID_RESERVATION)
+        if not resv.admits(user, account):
+            raise SlurmError("Access denied to requested reservation")
+
+    template = dict(
+        user=user, account=account, partition=part.name, name=spec.job_name or default_name,
+        submit_time=now, time_limit=time_limit, num_nodes=nodes, shape=shape, exclusive=exclusive,
+        ntasks=tasks, nice=spec.nice or 0, hold="user" if spec.hold else None,
+        begin_time=spec.begin or 0.0, dependency=spec.dependency,
+        req_nodes=frozenset(spec.nodelist or ()), exc_nodes=frozenset(spec.exclude or ()),
+        reservation=spec.reservation,
+        requeue=cfg.job_requeue if spec.requeue is None else spec.requeue, spec=spec,
+    )
+    if spec.array is None:
+        return [Job(state.new_job_id(), **template)]
+    jobs: list[Job] = []
+    for index in spec.array.indices:
+        job = Job(state.new_job_id(), **template)
+        job.array_job_id = jobs[0].job_id if jobs else job.job_id
+        job.array_task_id = index
+        job.array_max_running = spec.array.max_running
+        jobs.append(job)
+    return jobs

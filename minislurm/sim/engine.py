@@ -1,0 +1,199 @@
+"""The simulator: the same ClusterState and the same scheduling passes as the controller, on a
+SimPy clock.
+
+* a main pass (``schedule(..., backfill_cycle=False)``) after every submission and completion;
+* a backfill pass every ``bf_interval`` seconds, skipped when nothing changed since the last
+  one (a cycle with no new, ended or newly eligible job makes the same decisions);
+* jobs run for their trace run time, or until their time limit (TIMEOUT);
+* optional node failures (:mod:`minislurm.sim.failures`), noticed after SlurmdTimeout, with
+  Slurm's requeue (same id, restart count + 1, eligible again after the requeue delay).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterable
+
+import simpy
+
+from minislurm.core.cluster import ClusterConfig
+from minislurm.core.job import Job, Shape
+from minislurm.core.state import ClusterState
+from minislurm.core.states import JobState, Reason
+from minislurm.sched import priority
+from minislurm.sched.schedule import schedule
+from minislurm.sched.select.cons_tres import fits_capacity
+from minislurm.sim.failures import FailureModel, checkpointed
+from minislurm.sim.records import Capacity, JobRecord, Segment
+
+
+class Simulator:
+    def __init__(self, config: ClusterConfig, jobs: Iterable, *, failures: FailureModel | None = None,
+                 checkpoint_interval: float | None = None, progress: bool = False):
+        self.env = simpy.Environment()
+        self.state = ClusterState(config)
+        self.trace = sorted(jobs, key=lambda j: (j.submit, j.job_id))
+        self.failures = failures
+        self.checkpoint_interval = checkpoint_interval
+        self.progress = progress
+        self.records: dict[int, JobRecord] = {}
+        self.rejected: list[tuple[int, str]] = []
+        self.passes = {"main": 0, "backfill": 0}
+        self._work_done: dict[int, float] = {}  # checkpointed seconds of work per job
+        self._main_due = self._bf_due = False
+        self._dirty = False
+        self._outstanding = 0
+        self._finished = self.env.event()
+        self._bar = None
+        self.wall_s = 0.0
+
+    @property
+    def capacity(self) -> Capacity:
+        n = self.state.nodes
+        return Capacity(len(n), int(n.cap_cpu.sum()), int(n.cap_gpu.sum()))
+
+    # -- driving ------------------------------------------------------------------
+    def run(self) -> list[JobRecord]:
+        t0 = time.perf_counter()
+        if self.progress:
+            from tqdm import tqdm
+            self._bar = tqdm(total=len(self.trace), unit="job", desc="replay", mininterval=0.5)
+        self._outstanding = len(self.trace)
+        self.env.process(self._arrivals())
+        if self.failures:
+            for n in range(len(self.state.nodes)):
+                self.env.process(self._node_life(n))
+        self.env.run(until=self._finished)
+        if self._bar:
+            self._bar.close()
+        self.wall_s = time.perf_counter() - t0
+        return list(self.records.values())
+
+    def _arrivals(self):
+        part = self.state.default_partition().name
+        for tj in self.trace:
+            if tj.submit > self.env.now:
+                yield self.env.timeout(tj.submit - self.env.now)
+            self._submit(tj, tj.partition or part)
+        if not self._outstanding and not self._finished.triggered:
+            self._finished.succeed()
+
+    def _submit(self, tj, partition: str) -> None:
+        st, now = self.state, self.env.now
+        job = Job(st.new_job_id(), user=tj.user, account=tj.account, partition=partition, name=str(tj.job_id),
+                  submit_time=now, time_limit=tj.time_limit, num_nodes=tj.nodes,
+                  shape=Shape(cpus=tj.cpus_per_node, mem=tj.mem_per_node, gpus=tj.gpus_per_node))
+        capable = fits_capacity(job, st.nodes) & st.partition_mask(partition)
+        if partition not in st.partitions or capable.sum() < job.num_nodes:
+            self.rejected.append((tj.job_id, "Requested node configuration is not available"))
+            self._done_one()
+            return
+        job.priority = priority.initial(job, st, now)
+        st.add(job)
+        self.records[job.job_id] = JobRecord(job.job_id, now, None, None, job.num_nodes,
+                                             job.num_nodes * job.shape.gpus, job.num_nodes * job.shape.cpus,
+                                             tj.runtime, tj.time_limit)
+        self._work_done[job.job_id] = 0.0
+        self._kick()
+
+    def _done_one(self) -> None:
+        self._outstanding -= 1
+        if self._bar:
+            self._bar.update()
+        if self._outstanding == 0 and not self._finished.triggered:
+            self._finished.succeed()
+
+    # -- scheduling ---------------------------------------------------------------
+    def _kick(self) -> None:
+        """Something changed: a main pass now, and a backfill pass at the next bf_interval tick."""
+        self._dirty = True
+        if not self._main_due:
+            self._main_due = True
+            self.env.timeout(0).callbacks.append(self._main_pass)
+        cfg = self.state.config.sched
+        if not self._bf_due and cfg.policy != "fifo":
+            self._bf_due = True
+            tick = cfg.bf_interval
+            nxt = (math.floor(self.env.now / tick) + 1) * tick
+            self.env.timeout(nxt - self.env.now).callbacks.append(self._backfill_pass)
+
+    def _main_pass(self, _event) -> None:
+        self._main_due = False
+        if self.state.pending:
+            self.passes["main"] += 1
+            self._apply(schedule(self.state, self.env.now, backfill_cycle=False))
+
+    def _backfill_pass(self, _event) -> None:
+        self._bf_due = False
+        if self._dirty and self.state.pending:
+            self._dirty = False
+            self.passes["backfill"] += 1
+            self._apply(schedule(self.state, self.env.now, backfill_cycle=True))
+
+    def _apply(self, result) -> None:
+        now = self.env.now
+        for start in result.starts:
+            job = self.state.jobs[start.job_id]
+            self.state.start(job, start.alloc, now)
+            rec = self.records[job.job_id]
+            if rec.start is None:
+                rec.start = now
+                rec.backfilled = start.backfilled
+            remaining = rec.runtime - self._work_done[job.job_id]
+            run_for = min(remaining, job.time_limit)
+            incarnation = job.restart_count
+            self.env.timeout(run_for).callbacks.append(
+                lambda _e, job=job, inc=incarnation, ok=remaining <= job.time_limit: self._end(job, inc, ok))
+
+    def _end(self, job: Job, incarnation: int, completed: bool) -> None:
+        if job.restart_count != incarnation or job.state is not JobState.RUNNING:
+            return  # this run was already ended by a node failure
+        now = self.env.now
+        state = JobState.COMPLETED if completed else JobState.TIMEOUT
+        self._segment(job, state.name, lost=0.0)
+        self.state.finish(job, state, now, reason=Reason.NONE if completed else Reason.TIME_LIMIT)
+        rec = self.records[job.job_id]
+        rec.end, rec.state = now, state.name
+        self._done_one()
+        self._kick()
+
+    def _segment(self, job: Job, state: str, lost: float) -> None:
+        a = job.alloc
+        self.records[job.job_id].segments.append(
+            Segment(job.job_id, job.start_time, self.env.now, a.nodes, a.num_gpus, a.num_cpus, state, lost))
+
+    # -- failures -------------------------------------------------------------------
+    def _node_life(self, n: int):
+        rng = self.failures.rng(n)
+        timeout = self.state.config.slurmd_timeout
+        while True:
+            yield self.env.timeout(self.failures.next_failure(rng))
+            died = self.env.now
+            yield self.env.timeout(timeout)  # the controller notices after SlurmdTimeout
+            self._node_down(n, died)
+            yield self.env.timeout(max(self.failures.repair_s - timeout, 0))
+            self.state.nodes.set_down(n, False)
+            self._kick()
+
+    def _node_down(self, n: int, died: float) -> None:
+        st, now = self.state, self.env.now
+        st.nodes.set_down(n, True, "Not responding")
+        for job in st.jobs_on_node(n):
+            progress = max(0.0, died - job.start_time)
+            saved = checkpointed(progress, self.checkpoint_interval)
+            lost = (now - job.start_time - saved) * job.alloc.num_gpus
+            self._segment(job, JobState.NODE_FAIL.name, lost)
+            rec = self.records[job.job_id]
+            if job.requeue:
+                self._work_done[job.job_id] += saved
+                st.requeue(job, now)
+                rec.restarts += 1
+                # It becomes eligible again after the requeue delay: schedule a pass then.
+                self.env.timeout(job.begin_time - now).callbacks.append(lambda _e: self._kick())
+            else:
+                st.finish(job, JobState.NODE_FAIL, now, exit_code=1, reason=Reason.NODE_DOWN)
+                rec.end, rec.state = now, JobState.NODE_FAIL.name
+                self._done_one()
+        st.touch()
+        self._kick()
