@@ -1,0 +1,41 @@
+"""``minislurm <command>``: the entry point.  Imports stay inside the commands so each starts fast."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+COMMANDS = {
+    "sim": ("minislurm.cli.sim", "replay a workload trace in the simulator"),
+    "demo": ("minislurm.cli.demo", "the guided tour (README's main command)"),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print("usage: minislurm <command> [options]\n\ncommands:")
+        for name, (_, text) in COMMANDS.items():
+            print(f"  {name:<8} {text}")
+        return 0 if argv else 1
+    if argv[0] in ("-V", "--version"):
+        from minislurm import __version__
+        print(f"minislurm {__version__}")
+        return 0
+    entry = COMMANDS.get(argv[0])
+    if entry is None:
+        print(f"minislurm: error: unknown command '{argv[0]}' (try 'minislurm --help')", file=sys.stderr)
+        return 1
+    import importlib
+    return importlib.import_module(entry[0]).main(argv[1:])
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse that reports errors the way Slurm's tools do (``prog: error: ...``, exit 1)."""
+
+    def error(self, message: str):  # noqa: D401 - argparse hook
+        self.exit(1, f"{self.prog}: error: {message}\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

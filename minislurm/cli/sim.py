@@ -1,0 +1,59 @@
+"""``minislurm sim``: replay a trace and write jobs.csv, summary.json and charts."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from minislurm.cli.main import ArgumentParser
+
+
+def parser() -> ArgumentParser:
+    p = ArgumentParser(prog="minislurm sim", description="Replay a workload trace with minislurm's scheduler.")
+    p.add_argument("--trace", required=True, help="trace file (.swf, Philly CSV, openb CSV, native CSV; .gz ok)")
+    p.add_argument("--format", choices=["swf", "philly", "openb", "native"], help="default: detect")
+    p.add_argument("--config", help="a slurm.conf describing the cluster (instead of the node flags)")
+    p.add_argument("--nodes", type=int, default=128)
+    p.add_argument("--cpus-per-node", type=int, default=32)
+    p.add_argument("--gpus-per-node", type=int, default=8)
+    p.add_argument("--policy", choices=["conservative", "easy", "fifo"], default="conservative")
+    p.add_argument("--bf-max-job-test", type=int, default=500)
+    p.add_argument("--bf-interval", type=float, default=30.0, help="seconds between backfill passes")
+    p.add_argument("--limit-jobs", type=int, help="replay only the first M jobs")
+    p.add_argument("--mtbf-hours", type=float, help="inject node failures with this mean time between failures")
+    p.add_argument("--repair-hours", type=float, default=1.0)
+    p.add_argument("--checkpoint-interval", type=float, help="seconds between job checkpoints (failures only)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-charts", action="store_true")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
+    for name in ("nodes", "cpus_per_node", "bf_max_job_test"):
+        if getattr(args, name) < 1:
+            print(f"minislurm sim: error: --{name.replace('_', '-')} must be at least 1", file=sys.stderr)
+            return 1
+    from minislurm.sim.replay import ReplayOptions, replay
+
+    config = None
+    try:
+        if args.config:
+            from minislurm.core.slurmconf import load
+            config = load(args.config)
+        opts = ReplayOptions(
+            trace=args.trace, fmt=args.format, nodes=args.nodes, cpus_per_node=args.cpus_per_node,
+            gpus_per_node=args.gpus_per_node, policy=args.policy, bf_max_job_test=args.bf_max_job_test,
+            bf_interval=args.bf_interval, limit_jobs=args.limit_jobs, config=config, mtbf_h=args.mtbf_hours,
+            repair_h=args.repair_hours, checkpoint_interval_s=args.checkpoint_interval, seed=args.seed,
+            progress=not args.no_progress and sys.stderr.isatty(), charts=not args.no_charts)
+        summary = replay(opts, args.out)
+    except (OSError, ValueError) as exc:
+        print(f"minislurm sim: error: {exc}", file=sys.stderr)
+        return 1
+    for warning in opts.warnings:
+        print(f"minislurm sim: warning: {warning}", file=sys.stderr)
+    print(json.dumps(summary, indent=2))
+    return 0
