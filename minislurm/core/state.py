@@ -32,6 +32,8 @@ class ClusterState:
         self.array_running: dict[int, int] = defaultdict(int)
         self.next_job_id = first_job_id
         self.version = 0  # bumped on every change the scheduler could care about
+        self.order_epoch = 0  # bumped when the queue order may change (see reprioritized)
+        self.order_cache: tuple[int, list[Job]] | None = None
         self._part_masks: dict[str, np.ndarray] = {}
 
     # -- lookups -------------------------------------------------------------------
@@ -52,6 +54,11 @@ class ClusterState:
     def touch(self) -> None:
         self.version += 1
 
+    def reprioritized(self) -> None:
+        """Say that priorities, holds, nice values or partition tiers changed: re-sort the queue."""
+        self.order_epoch += 1
+        self.touch()
+
     # -- transitions ---------------------------------------------------------------
     def new_job_id(self) -> int:
         job_id = self.next_job_id
@@ -64,7 +71,7 @@ class ClusterState:
         self.pending[job.job_id] = job
         if job.array_job_id is not None:
             self.array_tasks[job.array_job_id].append(job.job_id)
-        self.touch()
+        self.reprioritized()
         return job
 
     def start(self, job: Job, alloc: Allocation, now: float) -> None:
@@ -115,7 +122,7 @@ class ClusterState:
         job.begin_time = now + self.config.sched.requeue_delay + (1 if self.config.sched.requeue_delay else 0)
         job.hold = hold
         self.pending[job.job_id] = job
-        self.touch()
+        self.reprioritized()
 
     # -- nodes and reservations -----------------------------------------------------
     def add_reservation(self, resv: AdvanceReservation) -> None:

@@ -27,7 +27,12 @@ if TYPE_CHECKING:
     from minislurm.sched.schedule import Pass
 
 
-def run(work: "Pass", order: list[Job], easy: bool = False) -> tuple[dict[int, float], dict[int, tuple[int, ...]]]:
+def run(work: "Pass", order: list[Job], easy: bool = False,
+        promise_all: bool = True) -> tuple[dict[int, float], dict[int, tuple[int, ...]]]:
+    """Test jobs in ``order``; start or promise.  With ``promise_all=False`` the cycle ends as
+    soon as no job at all could start now: the decisions are the same, only the remaining
+    jobs' expected starts are left unknown (the simulator needs no ``squeue --start``).
+    """
     state, now = work.state, work.now
     cfg = state.config.sched
     running = list(state.running.values())
@@ -79,6 +84,8 @@ def run(work: "Pass", order: list[Job], easy: bool = False) -> tuple[dict[int, f
         promised_parts.add(job.partition)
         expected[job.job_id] = float(max(start, now))
         planned[job.job_id] = tuple(int(n) for n in nodes)
+        if not promise_all and not plan.room_now(state.nodes.usable):
+            break
     return expected, planned
 
 

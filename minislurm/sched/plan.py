@@ -44,8 +44,7 @@ class Plan:
         self._releases = releases
         self._build()
         # Reservations, sorted by key = node << 40 | start; ends run in the same order per node.
-        self.r_key = np.zeros(0, dtype=np.int64)
-        self.r_end = np.zeros(0, dtype=np.int64)
+        self.r_key = self.r_node = self.r_start = self.r_end = np.zeros(0, dtype=np.int64)
 
     def grid(self, t: float) -> int:
         """Round a time up onto the plan's grid; infinite stays NEVER."""
@@ -96,11 +95,11 @@ class Plan:
     # -- reservations -------------------------------------------------------------------
     def reserve(self, nodes: Iterable[int], start: int, end: int) -> None:
         """Promise whole nodes for [start, end)."""
-        for node in nodes:
-            key = (int(node) << _SHIFT) | start
-            i = int(np.searchsorted(self.r_key, key))
-            self.r_key = np.insert(self.r_key, i, key)
-            self.r_end = np.insert(self.r_end, i, min(end, NEVER))
+        keys = np.sort(np.fromiter(nodes, dtype=np.int64) << _SHIFT | start)
+        at = np.searchsorted(self.r_key, keys)
+        self.r_key = np.insert(self.r_key, at, keys)
+        self.r_end = np.insert(self.r_end, at, min(end, NEVER))
+        self.r_node, self.r_start = self.r_key >> _SHIFT, self.r_key & NEVER
 
     def earliest_start(self, ready: np.ndarray, k: int, duration: int) -> tuple[int, np.ndarray] | None:
         """The first time ``k`` nodes are each ready and unpromised for ``duration`` seconds.
@@ -116,8 +115,7 @@ class Plan:
             start = int(np.partition(times, k - 1)[k - 1])
             return start, nodes[times <= start][:k]
         # Candidate starts: when a node becomes ready, and when each promise on it ends.
-        r_node = self.r_key >> _SHIFT
-        r_start = self.r_key & NEVER
+        r_node, r_start = self.r_node, self.r_start
         later = (ready[r_node] < NEVER) & (self.r_end > ready[r_node]) & (self.r_end < NEVER)
         c_node = np.concatenate([nodes, r_node[later]])
         c_time = np.concatenate([ready[nodes], self.r_end[later]])
@@ -136,6 +134,9 @@ class Plan:
         c_node, c_time, last = c_node[keep], c_time[keep], last[keep]
         if len(c_node) < k:
             return None
+        if k == 1:
+            start = int(c_time.min())
+            return start, c_node[c_time == start].min(keepdims=True)
         # Sweep: +1 when a node's usable window opens, -1 just after it closes.
         times = np.concatenate([c_time, last + 1])
         steps = np.concatenate([np.ones(len(c_time), np.int64), -np.ones(len(last), np.int64)])
@@ -149,13 +150,10 @@ class Plan:
         chosen = np.unique(c_node[inside])[:k]
         return start, chosen
 
-    def usable_now(self, ready: np.ndarray, duration: int) -> np.ndarray:
-        """Nodes ready now whose promises leave them free for ``duration`` from now."""
-        ok = ready <= self.now
-        if not len(self.r_key) or not ok.any():
-            return ok
-        r_node = self.r_key >> _SHIFT
-        r_start = self.r_key & NEVER
-        clash = (r_start < self.now + duration) & (self.r_end > self.now)
-        ok[r_node[clash]] = False
-        return ok
+    def room_now(self, usable: np.ndarray) -> bool:
+        """Could any job at all start now?  Not if every usable node is full or promised."""
+        open_ = usable & (self.free.cpu > 0)
+        if len(self.r_key):
+            now_promised = (self.r_start <= self.now) & (self.r_end > self.now)
+            open_[self.r_node[now_promised]] = False
+        return bool(open_.any())

@@ -72,12 +72,24 @@ class PassResult:
 
 
 def priority_order(state: ClusterState) -> list[Job]:
-    """Slurm's evaluation order: reservation jobs, PriorityTier, priority, submit time, id."""
-    tiers = {name: p.priority_tier for name, p in state.partitions.items()}
-    return sorted(
-        state.pending.values(),
-        key=lambda j: (j.reservation is None, -tiers.get(j.partition, 0), -j.priority, j.submit_time, j.job_id),
-    )
+    """Slurm's evaluation order: reservation jobs, PriorityTier, priority, submit time, id.
+
+    The sorted queue is kept between passes until :meth:`ClusterState.reprioritized` says
+    the order may have changed; jobs that left the queue since are skipped.
+    """
+    cached = state.order_cache
+    if cached is None or cached[0] != state.order_epoch:
+        tiers = {name: p.priority_tier for name, p in state.partitions.items()}
+        jobs = sorted(
+            state.pending.values(),
+            key=lambda j: (j.reservation is None, -tiers.get(j.partition, 0), -j.priority, j.submit_time, j.job_id),
+        )
+        state.order_cache = cached = (state.order_epoch, jobs)
+    pending = state.pending
+    order = [j for j in cached[1] if j.job_id in pending]
+    if len(order) < len(cached[1]) // 2:
+        state.order_cache = (state.order_epoch, order)
+    return order
 
 
 class Pass:
@@ -111,8 +123,11 @@ class Pass:
         return Reason.RESOURCES
 
 
-def schedule(state: ClusterState, now: float, *, backfill_cycle: bool = True) -> PassResult:
-    """Run one pass at time ``now``.  ``backfill_cycle=False`` runs the main stage only."""
+def schedule(state: ClusterState, now: float, *, backfill_cycle: bool = True,
+             promise_all: bool = True) -> PassResult:
+    """Run one pass at time ``now``.  ``backfill_cycle=False`` runs the main stage only;
+    ``promise_all=False`` lets backfill stop once nothing more could start (see backfill.run).
+    """
     work = Pass(state, now)
     order = priority_order(state)
     blocked_parts: set[str] = set()
@@ -140,7 +155,8 @@ def schedule(state: ClusterState, now: float, *, backfill_cycle: bool = True) ->
     planned: dict[int, tuple[int, ...]] = {}
     policy = state.config.sched.policy
     if backfill_cycle and policy in ("conservative", "easy") and len(work.started) < len(order):
-        result_expected, planned = backfill.run(work, order, easy=(policy == "easy"))
+        result_expected, planned = backfill.run(work, order, easy=(policy == "easy"),
+                                                 promise_all=promise_all)
 
     reasons = Reasons(state, now, set(work.started))
     reasons.known = {j: r for j, r in work.reason.items() if j not in work.started}

@@ -129,7 +129,7 @@ class Simulator:
         if self._dirty and self.state.pending:
             self._dirty = False
             self.passes["backfill"] += 1
-            self._apply(schedule(self.state, self.env.now, backfill_cycle=True))
+            self._apply(schedule(self.state, self.env.now, backfill_cycle=True, promise_all=False))
 
     def _apply(self, result) -> None:
         now = self.env.now

@@ -19,20 +19,28 @@ job_st = st.tuples(
     st.integers(1, 8),  # cpus per node
     st.integers(1, 30),  # time limit, minutes
     st.floats(0.05, 1.0),  # share of the limit actually used
-    st.integers(0, 20),  # submit, minutes
+    st.integers(0, 1200),  # submit, seconds
 )
 cluster_st = st.tuples(st.integers(1, 4), st.sampled_from([4, 8]), st.sampled_from([8, 16]))
 
 
-def make_state(cluster, jobs, policy="conservative", grid_submits=False) -> ClusterState:
+def make_state(cluster, jobs, policy="conservative") -> ClusterState:
+    """A cluster whose ``future`` holds the jobs; :func:`replay` queues each at its submit time."""
     n, gpus, cpus = cluster
     state = ClusterState(simple_cluster(n, cpus=cpus, mem=1000, gpus=gpus, policy=policy))
+    state.future = []
     for i, (nodes, g, c, limit, _, submit) in enumerate(jobs):
-        job = Job(state.new_job_id(), partition="gpu", submit_time=float(submit * 60 if grid_submits else submit),
+        job = Job(state.new_job_id(), partition="gpu", submit_time=float(submit),
                   time_limit=limit * 60.0, num_nodes=min(nodes, n), shape=Shape(cpus=min(c, cpus), gpus=min(g, gpus)))
         job.priority = 10_000 - i
-        state.add(job)
+        state.future.append(job)
     return state
+
+
+def queue_due(state: ClusterState, now: float) -> None:
+    for job in [j for j in state.future if j.submit_time <= now]:
+        state.future.remove(job)
+        state.add(job)
 
 
 def check_invariants(state: ClusterState) -> None:
@@ -48,9 +56,9 @@ def check_invariants(state: ClusterState) -> None:
         assert cpus + nodes.free_cpu[n] == nodes.cap_cpu[n]
 
 
-def replay(state: ClusterState, runtimes: dict[int, float], passes_at=(), until=10**6):
+def replay(state: ClusterState, runtimes: dict[int, float], until=10**6, promise_all=True):
     """Run to completion: a full pass at every submit/end (and at ``passes_at``), checking invariants."""
-    events = sorted({j.submit_time for j in state.jobs.values()} | set(passes_at))
+    events = sorted({j.submit_time for j in state.future} | {j.submit_time for j in state.pending.values()})
     heapq.heapify(events)
     ends: list[tuple[float, int]] = []
     log = []
@@ -63,10 +71,8 @@ def replay(state: ClusterState, runtimes: dict[int, float], passes_at=(), until=
             state.finish(state.jobs[job_id], JobState.COMPLETED, now)
         while events and events[0] == now:
             heapq.heappop(events)
-        visible = {j for j, job in state.jobs.items() if job.submit_time <= now}
-        hidden = {j: state.pending.pop(j) for j in list(state.pending) if j not in visible}
-        result = schedule(state, now, backfill_cycle=True)
-        state.pending.update(hidden)
+        queue_due(state, now)
+        result = schedule(state, now, backfill_cycle=True, promise_all=promise_all)
         log.append((now, [(s.job_id, s.alloc) for s in result.starts], dict(result.expected_start)))
         for s in result.starts:
             job = state.jobs[s.job_id]
@@ -80,9 +86,9 @@ def replay(state: ClusterState, runtimes: dict[int, float], passes_at=(), until=
 @given(cluster_st, st.lists(job_st, min_size=1, max_size=12), st.sampled_from(["conservative", "easy", "fifo"]))
 def test_never_over_allocated_and_everything_runs(cluster, jobs, policy):
     state = make_state(cluster, jobs, policy)
-    runtimes = {j.job_id: max(1.0, j.time_limit * share) for j, (*_, share, _) in zip(state.jobs.values(), jobs)}
+    runtimes = {j.job_id: max(1.0, j.time_limit * share) for j, (*_, share, _) in zip(state.future, jobs)}
     replay(state, runtimes)
-    assert not state.pending and not state.running
+    assert not state.pending and not state.running and len(state.jobs) == len(jobs)
     for job in state.jobs.values():
         assert job.start_time >= job.submit_time
 
@@ -97,7 +103,8 @@ def test_promises_hold_when_jobs_use_their_whole_limit(cluster, jobs, policy):
     """
     jobs = [(n, g, c, limit, 1.0, 0) for n, g, c, limit, _, _ in jobs]
     state = make_state(cluster, jobs, policy)
-    runtimes = {j.job_id: j.time_limit for j in state.jobs.values()}
+    runtimes = {j.job_id: j.time_limit for j in state.future}
+    queue_due(state, 0.0)
     first = schedule(state, 0.0, backfill_cycle=True).expected_start
     replay(state, runtimes)
     checked = 0
@@ -115,25 +122,27 @@ def test_promises_hold_when_jobs_use_their_whole_limit(cluster, jobs, policy):
 def test_lower_priority_jobs_never_move_a_promise(cluster, jobs):
     """Removing the lowest-priority job from the queue changes no other job's promise."""
     a = make_state(cluster, jobs)
-    runtimes = {j.job_id: j.time_limit * share for j, (*_, share, _) in zip(a.jobs.values(), jobs)}
+    runtimes = {j.job_id: j.time_limit * share for j, (*_, share, _) in zip(a.future, jobs)}
     replay(a, runtimes, until=60)  # leave some jobs running and some pending
     pending = sorted(a.pending.values(), key=lambda j: -j.priority)
     if len(pending) < 2:
         return
     full = schedule(a, 120.0).expected_start
     last = pending[-1]
-    del a.pending[last.job_id]
+    a.finish(last, JobState.CANCELLED, 120.0)
     without = schedule(a, 120.0).expected_start
-    a.pending[last.job_id] = last
     assert {k: v for k, v in full.items() if k != last.job_id} == without
 
 
 @settings(max_examples=60, deadline=None)
 @given(cluster_st, st.lists(job_st, min_size=1, max_size=10), st.sampled_from(["conservative", "easy", "fifo"]))
 def test_same_input_same_decisions(cluster, jobs, policy):
+    """Deterministic, and the simulator's shortcut (promise_all=False) decides exactly the same."""
     logs = []
-    for _ in range(2):
+    for promise_all in (True, True, False):
         state = make_state(cluster, jobs, policy)
-        runtimes = {j.job_id: max(1.0, j.time_limit * share) for j, (*_, share, _) in zip(state.jobs.values(), jobs)}
-        logs.append(replay(state, runtimes))
+        runtimes = {j.job_id: max(1.0, j.time_limit * share) for j, (*_, share, _) in zip(state.future, jobs)}
+        log = replay(state, runtimes, promise_all=promise_all)
+        logs.append([(now, starts) for now, starts, _ in log] if not promise_all else log)
     assert logs[0] == logs[1]
+    assert [(now, starts) for now, starts, _ in logs[0]] == logs[2]

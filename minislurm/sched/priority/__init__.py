@@ -23,9 +23,12 @@ def initial(job: Job, state: ClusterState, now: float, fairshare: dict | None = 
 
 def update(state: ClusterState, now: float, fairshare: dict | None = None) -> None:
     """Recompute every pending job's priority (multifactor only; basic never changes)."""
-    if state.config.priority.type == "priority/basic":
-        for job in state.pending.values():
-            job.priority = 0 if job.hold else basic.priority(job)
-        return
+    basic_type = state.config.priority.type == "priority/basic"
     for job in state.pending.values():
-        job.priority = 0 if job.hold else multifactor.priority(job, state, now, fairshare)
+        if job.hold:
+            job.priority = 0
+        elif basic_type:
+            job.priority = basic.priority(job)
+        else:
+            job.priority = multifactor.priority(job, state, now, fairshare)
+    state.reprioritized()
