@@ -81,12 +81,19 @@ def parse_accounts(text: str, path: str = "accounts.conf") -> AssociationTree:
             shares = int(fields.get("fairshare", 1))
         except ValueError:
             raise AccountsError(f"{path} line {lineno}: Fairshare must be a whole number") from None
-        if "user" in fields:
-            if "account" not in fields:
-                raise AccountsError(f"{path} line {lineno}: User line needs Account=")
-            tree.add_user(fields["user"], fields["account"], shares)
-        elif "account" in fields:
-            tree.add_account(fields["account"], fields.get("parent", "root"), shares)
-        else:
-            raise AccountsError(f"{path} line {lineno}: expected Account= or User=")
+        try:
+            if "user" in fields:
+                if "account" not in fields:
+                    raise AccountsError("User line needs Account=")
+                if (fields["account"], fields["user"]) in tree.nodes:  # sacctmgr refuses these too
+                    raise AccountsError(f"user '{fields['user']}' is already in account '{fields['account']}'")
+                tree.add_user(fields["user"], fields["account"], shares)
+            elif "account" in fields:
+                if (fields["account"], None) in tree.nodes:
+                    raise AccountsError(f"account '{fields['account']}' already exists")
+                tree.add_account(fields["account"], fields.get("parent", "root"), shares)
+            else:
+                raise AccountsError("expected Account= or User=")
+        except AccountsError as err:  # every error names its line
+            raise AccountsError(f"{path} line {lineno}: {err}") from None
     return tree

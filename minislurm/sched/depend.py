@@ -1,8 +1,9 @@
 """Job dependencies (``-d``): is each condition met, still waiting, or impossible for good?
 
 ``after`` waits for the other job to start (or be cancelled), ``afterany`` for it to end,
-``afterok``/``afternotok`` for it to end well/badly, ``singleton`` for every earlier job of the
-same name and user to end.  "Once a job dependency fails ... the dependent job will never be
+``afterok``/``afternotok`` for it to end well/badly, ``aftercorr`` for the same-index task of
+another array to end well, ``singleton`` until no other job of the same name and user runs
+and none submitted earlier still pends.  "Once a job dependency fails ... the dependent job will never be
 run, even if the preceding job is requeued."
 """
 
@@ -41,6 +42,30 @@ def _targets(job_id: int, jobs: Mapping[int, Job], array_tasks: Mapping[int, lis
     return [jobs[job_id]] if job_id in jobs else []
 
 
+def _corresponding(job: Job, targets: list[Job]) -> list[Job]:
+    """``aftercorr``: the task of the other array with this task's index, when there is one;
+    otherwise the whole target, as slurmctld's ``_test_job_dependency_common`` does."""
+    if job.array_task_id is not None:
+        same = [t for t in targets if t.array_task_id == job.array_task_id]
+        if same:
+            return same
+    return targets
+
+
+def _singleton_blocked(job: Job, jobs: Mapping[int, Job]) -> bool:
+    """Another job of this name and user is running or suspended (whatever its id), or was
+    submitted earlier and still pends: slurmctld's ``_find_singleton_job``; the man page:
+    "only one job by that name and owned by that user can be running or suspended"."""
+    for other in jobs.values():
+        if other is job or other.name != job.name or other.user != job.user:
+            continue
+        if other.state in (JobState.RUNNING, JobState.SUSPENDED):
+            return True
+        if other.state is JobState.PENDING and other.job_id < job.job_id:
+            return True
+    return False
+
+
 def status(job: Job, jobs: Mapping[int, Job], array_tasks: Mapping[int, list[int]]) -> str:
     """OK, WAIT or NEVER for the job's whole dependency expression."""
     dep = job.dependency
@@ -49,17 +74,15 @@ def status(job: Job, jobs: Mapping[int, Job], array_tasks: Mapping[int, list[int
     results = []
     for kind, ids in dep.terms:
         if kind == "singleton":
-            earlier = any(
-                o.name == job.name and o.user == job.user and o.job_id < job.job_id and not o.state.finished
-                for o in jobs.values()
-            )
-            results.append(WAIT if earlier else OK)
+            results.append(WAIT if _singleton_blocked(job, jobs) else OK)
             continue
         for job_id in ids:
             targets = _targets(job_id, jobs, array_tasks)
             if not targets:  # purged from memory: Slurm treats it as satisfied
                 results.append(OK)
                 continue
+            if kind == "aftercorr":
+                targets = _corresponding(job, targets)
             each = [_one(kind, t) for t in targets]
             results.append(NEVER if NEVER in each else WAIT if WAIT in each else OK)
     if dep.any_of:

@@ -70,58 +70,90 @@ def _norm_shares(tree: AssociationTree, a: Association) -> float:
     return share
 
 
-def _classic(tree: AssociationTree, ledger: UsageLedger) -> dict[Key, float]:
+def _level_shares(tree: AssociationTree, a: Association) -> float:
+    """Fair Tree's S: shares as a fraction of the association's own siblings'."""
+    total = sum(s.shares for s in tree.nodes[(a.parent, None)].children)
+    return a.shares / total if total else 0.0
+
+
+def _parent_usage(tree: AssociationTree, ledger: UsageLedger, a: Association) -> float:
+    """Fair Tree's U (sshare's Effectv Usage): usage as a fraction of the parent's."""
+    parent = ledger.usage((a.parent, None))
+    return ledger.usage(a.key) / parent if parent else 0.0
+
+
+def _classic_effective(tree: AssociationTree, ledger: UsageLedger) -> dict[Key, float]:
+    """Classic effective usage UE of every association."""
     total = ledger.usage(tree.root.key) or 0.0
     effective: dict[Key, float] = {tree.root.key: 1.0}
-    factors: dict[Key, float] = {}
 
     def walk(parent: Association) -> None:
-        all_shares = sum(c.shares for c in parent.children) or 1
+        all_shares = sum(c.shares for c in parent.children)
         for child in parent.children:
             actual = ledger.usage(child.key) / total if total else 0.0
-            effective[child.key] = actual + (effective[parent.key] - actual) * child.shares / all_shares
-            if child.user is not None:
-                s = _norm_shares(tree, child)
-                factors[child.key] = 2 ** (-effective[child.key] / s) if s else 0.0
+            if parent is tree.root:  # Slurm: just under root, effective usage = actual usage
+                effective[child.key] = actual
+            elif not all_shares:  # Slurm: no shares among the siblings -> the parent's UE
+                effective[child.key] = effective[parent.key]
+            else:
+                effective[child.key] = actual + (effective[parent.key] - actual) * child.shares / all_shares
             walk(child)
 
     walk(tree.root)
+    return effective
+
+
+def _classic(tree: AssociationTree, ledger: UsageLedger) -> dict[Key, float]:
+    effective = _classic_effective(tree, ledger)
+    factors: dict[Key, float] = {}
+    for a in tree.users():
+        s = _norm_shares(tree, a)
+        factors[a.key] = 2 ** (-effective[a.key] / s) if s else 0.0
     return factors
 
 
 def _fair_tree(tree: AssociationTree, ledger: UsageLedger) -> dict[Key, float]:
-    ranked: list[list[Key]] = []  # groups of users that tie
+    """Slurm's fair_tree.c: rank users depth-first, siblings in decreasing LF = S / U.
 
-    def level_fairshare(children: list[Association]) -> dict[Key, float]:
-        shares = sum(c.shares for c in children) or 1
-        usage = sum(ledger.usage(c.key) for c in children)
-        out = {}
-        for c in children:
-            u = ledger.usage(c.key) / usage if usage else 0.0
-            out[c.key] = math.inf if u == 0 else (c.shares / shares) / u
-        return out
+    S and U are always taken against an association's own parent and siblings (also when
+    tied accounts have their children merged).  Ties: sibling users with equal LF share a
+    rank; a user tied with a sibling account shares the rank of that account's best user
+    (users sort before accounts on equal LF); tied accounts have their children merged.
+    """
+    count = len(tree.users())
+    factors: dict[Key, float] = {}
+    rank = rnt = count  # the current rank, and the rank it would be without ties
 
-    def walk(children: list[Association]) -> None:
-        lf = level_fairshare(children)
-        by_lf: dict[float, list[Association]] = {}
-        for c in children:
-            by_lf.setdefault(lf[c.key], []).append(c)
-        for value in sorted(by_lf, reverse=True):
-            group = by_lf[value]
-            users = [c.key for c in group if c.user is not None]
-            if users:
-                ranked.append(users)
-            accounts = [grand for c in group if c.user is None for grand in c.children]
-            if accounts:  # tied accounts have their children merged
-                walk(accounts)
+    def level_fs(a: Association) -> float:
+        s, u = _level_shares(tree, a), _parent_usage(tree, ledger, a)
+        if s == 0:  # Slurm: no shares -> the lowest LF, whatever the usage
+            return 0.0
+        return math.inf if u == 0 else s / u
 
-    walk(tree.root.children)
-    count = sum(len(g) for g in ranked)
-    factors, rank = {}, count
-    for group in ranked:
-        for key in group:
-            factors[key] = rank / count
-        rank -= len(group)
+    def walk(siblings: list[Association], account_tied: bool) -> None:
+        nonlocal rank, rnt
+        lf = {a.key: level_fs(a) for a in siblings}
+        order = sorted(siblings, key=lambda a: (-lf[a.key], a.user is None))
+        prev: float | None = None
+        i = 0
+        while i < len(order):
+            a = order[i]
+            tied = account_tied if i == 0 else lf[a.key] == prev
+            if a.user is not None:
+                if not tied:
+                    rank = rnt
+                factors[a.key] = rank / count
+                rnt -= 1
+                i += 1
+            else:
+                j = i + 1
+                while j < len(order) and order[j].user is None and lf[order[j].key] == lf[a.key]:
+                    j += 1
+                walk([c for acc in order[i:j] for c in acc.children], tied)
+                i = j
+            prev = lf[a.key]
+
+    walk(tree.root.children, False)
     return factors
 
 
@@ -134,14 +166,19 @@ def factors(tree: AssociationTree, ledger: UsageLedger, now: float, fair_tree: b
 def share_rows(tree: AssociationTree, ledger: UsageLedger, now: float, fair_tree: bool = True) -> list[ShareRow]:
     """What ``sshare -a`` shows, in tree order."""
     f = factors(tree, ledger, now, fair_tree)
-    total = ledger.usage(tree.root.key)
+    # As Slurm's sshare: with Fair Tree, Norm Shares is S against the siblings and Effectv
+    # Usage is usage / parent's usage; classic shows the product of shares and UE.
+    effective = None if fair_tree else _classic_effective(tree, ledger)
     rows: list[ShareRow] = []
 
     def walk(a: Association) -> None:
         for c in a.children:
-            use = ledger.usage(c.key)
-            rows.append(ShareRow(c.account, c.user, c.shares, _norm_shares(tree, c), use,
-                                 use / total if total else 0.0, f.get(c.key, math.nan)))
+            if effective is None:
+                norm, eff = _level_shares(tree, c), _parent_usage(tree, ledger, c)
+            else:
+                norm, eff = _norm_shares(tree, c), effective[c.key]
+            rows.append(ShareRow(c.account, c.user, c.shares, norm, ledger.usage(c.key), eff,
+                                 f.get(c.key, math.nan)))
             walk(c)
 
     walk(tree.root)

@@ -21,6 +21,9 @@ from minislurm.core.spec import JobSpec
 from minislurm.core.state import ClusterState
 from minislurm.sched.select.cons_tres import fits_capacity
 
+# ESLURM_PARTITION_NOT_AVAIL (slurm_errno.c); kept here as core/errors.py lacks it.
+PARTITION_NOT_AVAIL = "Required partition not available (inactive or drain)"
+
 
 def _gpu_request(spec: JobSpec, gres_types: set[str]) -> tuple[str | None, int, str]:
     """(type, count, kind) with kind "node", "job" or "task"; count 0 when no GPUs are asked for."""
@@ -42,8 +45,14 @@ def _gpu_request(spec: JobSpec, gres_types: set[str]) -> tuple[str | None, int, 
     return None, 0, "node"
 
 
-def _layout(spec: JobSpec, max_cpus: int, max_gpus: int, gpus: int, gpu_kind: str) -> tuple[int, int, int]:
-    """(nodes, tasks, tasks per node on the fullest node)."""
+def _layout(spec: JobSpec, max_cpus: int, max_gpus: int, gpus: int, gpu_kind: str,
+            listed: int = 0) -> tuple[int, int, int]:
+    """(nodes, tasks, tasks per node on the fullest node).
+
+    ``listed`` is the number of ``-w`` nodes: the job gets at least that many (slurmctld's
+    ``_job_create`` raises ``min_nodes`` to the size of the required node list), and its
+    tasks are spread over all of them.
+    """
     cpt = spec.cpus_per_task or 1
     if spec.nodes_min:
         nodes = spec.nodes_min
@@ -56,6 +65,7 @@ def _layout(spec: JobSpec, max_cpus: int, max_gpus: int, gpus: int, gpu_kind: st
         nodes = math.ceil(gpus / max_gpus)
     else:
         nodes = 1
+    nodes = max(nodes, listed)
     if spec.ntasks:
         tasks = spec.ntasks
     elif spec.ntasks_per_node:
@@ -70,16 +80,34 @@ def _layout(spec: JobSpec, max_cpus: int, max_gpus: int, gpus: int, gpu_kind: st
 
 def build_jobs(spec: JobSpec, state: ClusterState, *, user: str, now: float,
                default_name: str = "sbatch", account: str | None = None) -> list[Job]:
-    """Validate ``spec`` and return its jobs (one, or one per array task), not yet queued."""
+    """Validate ``spec`` and return its jobs (one, or one per array task), not yet queued.
+
+    The checks run in the order slurmctld makes them (``_job_create`` in job_mgr.c, then the
+    submit-time ``select_nodes`` test), so a request with several faults gets Slurm's message:
+    ``-w`` names, partition, GRES, ``-x`` names and overlap, node count, reservation,
+    dependency, and last "can any node ever hold it".
+    """
     cfg = state.config
+    for name in spec.nodelist or ():
+        if name not in state.nodes.index:
+            raise SlurmError(errors.INVALID_NODE_NAME)
     part = cfg.partition(spec.partition.split(",")[0] if spec.partition else None)
     if part is None:
         raise SlurmError(errors.INVALID_PARTITION)
+    if part.state in ("DRAIN", "INACTIVE"):
+        # ESLURM_PARTITION_NOT_AVAIL: a DRAIN or INACTIVE partition lacks PARTITION_SUBMIT
+        # (job_mgr.c _alt_part_test); a DOWN one still queues jobs (PartitionDown).
+        raise SlurmError(PARTITION_NOT_AVAIL)
     gpu_type, gpus, gpu_kind = _gpu_request(spec, cfg.gres_types)
+    for name in spec.exclude or ():
+        if name not in state.nodes.index:
+            raise SlurmError(errors.INVALID_NODE_NAME)
+    if set(spec.nodelist or ()) & set(spec.exclude or ()):
+        raise SlurmError(errors.INVALID_NODE_NAME)  # "Job's required and excluded node lists overlap"
     members = [cfg.node(n) for n in part.nodes if cfg.node(n)]
     max_cpus = max((n.cpus for n in members), default=0)
     max_gpus = max((n.gpus for n in members), default=0)
-    nodes, tasks, per_node = _layout(spec, max_cpus, max_gpus, gpus, gpu_kind)
+    nodes, tasks, per_node = _layout(spec, max_cpus, max_gpus, gpus, gpu_kind, len(set(spec.nodelist or ())))
     if nodes < 1 or (spec.nodes_max is not None and spec.nodes_max < nodes):
         raise SlurmError(errors.INVALID_NODE_COUNT)
     if spec.ntasks is not None and spec.nodes_min and spec.ntasks < spec.nodes_min:
@@ -100,24 +128,6 @@ def build_jobs(spec: JobSpec, state: ClusterState, *, user: str, now: float,
     time_limit = spec.time_limit_min * 60 if spec.time_limit_min is not None else (
         part.default_time if part.default_time is not None else part.max_time)
 
-    probe = Job(0, shape=shape, exclusive=exclusive, num_nodes=nodes)
-    capable = fits_capacity(probe, state.nodes) & state.partition_mask(part.name)
-    for name in (spec.nodelist or ()) + (spec.exclude or ()):
-        if name not in state.nodes.index:
-            raise SlurmError(errors.INVALID_NODE_NAME)
-    if spec.nodelist:
-        if not all(capable[state.nodes.index[n]] for n in spec.nodelist):
-            raise SlurmError(errors.NODE_CONFIG_UNAVAILABLE)
-        nodes = max(nodes, len(set(spec.nodelist)))
-    for name in spec.exclude or ():
-        capable[state.nodes.index[name]] = False
-    if nodes <= len(part.nodes) and capable.sum() < nodes:
-        raise SlurmError(errors.NODE_CONFIG_UNAVAILABLE)
-
-    if spec.dependency is not None:
-        for kind, ids in spec.dependency.terms:
-            if any(i not in state.jobs and i not in state.array_tasks for i in ids):
-                raise SlurmError(errors.DEPENDENCY)
     account = spec.account or account or "default"
     if spec.reservation is not None:
         resv = state.reservations.get(spec.reservation)
@@ -125,6 +135,20 @@ def build_jobs(spec: JobSpec, state: ClusterState, *, user: str, now: float,
             raise SlurmError(errors.INVALID_RESERVATION)
         if not resv.admits(user, account):
             raise SlurmError("Access denied to requested reservation")
+    if spec.dependency is not None:
+        for kind, ids in spec.dependency.terms:
+            if any(i not in state.jobs and i not in state.array_tasks for i in ids):
+                raise SlurmError(errors.DEPENDENCY)
+
+    probe = Job(0, shape=shape, exclusive=exclusive, num_nodes=nodes)
+    capable = fits_capacity(probe, state.nodes) & state.partition_mask(part.name)
+    if spec.nodelist:
+        if not all(capable[state.nodes.index[n]] for n in spec.nodelist):
+            raise SlurmError(errors.NODE_CONFIG_UNAVAILABLE)
+    for name in spec.exclude or ():
+        capable[state.nodes.index[name]] = False
+    if nodes <= len(part.nodes) and capable.sum() < nodes:
+        raise SlurmError(errors.NODE_CONFIG_UNAVAILABLE)
 
     template = dict(
         user=user, account=account, partition=part.name, name=spec.job_name or default_name,

@@ -8,7 +8,7 @@
              - nice
 
 Every weight defaults to 0, so an unconfigured cluster orders jobs by submit time and id.
-The result is an integer, at least 1 (0 is kept for held jobs).
+The result is the sum truncated to an integer in 1..0xffffffff (0 is kept for held jobs).
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 from minislurm.core.job import Job
 from minislurm.core.state import ClusterState
+
+MAX_PRIORITY = 0xFFFFFFFF  # priorities are uint32
 
 
 @dataclass(frozen=True)
@@ -53,9 +55,12 @@ def factors(job: Job, state: ClusterState, now: float, fairshare: dict | None = 
     fs = (fairshare or {}).get((job.account, job.user), 0.0)
     w_age, w_fs = cfg.weight_age * age, cfg.weight_fairshare * fs
     w_size, w_part = cfg.weight_jobsize * size, cfg.weight_partition * part
-    total = int(round(w_age + w_fs + w_size + w_part)) - job.nice
+    # Slurm sums the weighted factors minus nice as a double, clamps it to at least 1, caps it
+    # at 0xffffffff and casts it to an integer: the fraction is truncated, not rounded.
+    total = w_age + w_fs + w_size + w_part - job.nice
+    prio = int(min(max(total, 1.0), float(MAX_PRIORITY)))
     return Factors(job.job_id, job.user, job.account, job.partition,
-                   w_age, w_fs, w_size, w_part, job.nice, max(1, total))
+                   w_age, w_fs, w_size, w_part, job.nice, prio)
 
 
 def priority(job: Job, state: ClusterState, now: float, fairshare: dict | None = None) -> int:
