@@ -46,14 +46,17 @@ def parse_time_limit(text: str) -> float:
     return float(math.ceil(total / 60))
 
 
+def _split(seconds: float) -> tuple[int, int, int, int]:
+    days, rest = divmod(max(0, int(seconds)), 86400)
+    h, rest = divmod(rest, 3600)
+    return (days, h) + divmod(rest, 60)
+
+
 def format_duration(seconds: float) -> str:
     """squeue's ``TIME``/``TIME_LIMIT`` style: ``M:SS``, ``H:MM:SS`` or ``D-HH:MM:SS``."""
     if seconds == INFINITE:
         return "UNLIMITED"
-    total = max(0, int(seconds))
-    days, rest = divmod(total, 86400)
-    h, rest = divmod(rest, 3600)
-    m, s = divmod(rest, 60)
+    days, h, m, s = _split(seconds)
     if days:
         return f"{days}-{h:02d}:{m:02d}:{s:02d}"
     if h:
@@ -70,10 +73,7 @@ def format_elapsed(seconds: float) -> str:
     """sacct's ``Elapsed``/``Timelimit``: ``[D-]HH:MM:SS``."""
     if seconds == INFINITE:
         return "UNLIMITED"
-    total = max(0, int(seconds))
-    days, rest = divmod(total, 86400)
-    h, rest = divmod(rest, 3600)
-    m, s = divmod(rest, 60)
+    days, h, m, s = _split(seconds)
     return f"{days}-{h:02d}:{m:02d}:{s:02d}" if days else f"{h:02d}:{m:02d}:{s:02d}"
 
 
