@@ -6,6 +6,8 @@ import argparse
 import sys
 
 COMMANDS = {
+    "sbatch": ("minislurm.cli.sbatch", "submit a batch script"),
+    "srun": ("minislurm.cli.srun", "run a parallel step"),
     "sim": ("minislurm.cli.sim", "replay a workload trace in the simulator"),
     "demo": ("minislurm.cli.demo", "the guided tour (README's main command)"),
 }

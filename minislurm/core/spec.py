@@ -96,3 +96,56 @@ class JobSpec:
         merged = replace(self, **changes)
         merged.extra = {**self.extra, **override.extra}
         return merged
+
+
+_INF = "INFINITE"
+
+
+def _plain(value):
+    if isinstance(value, float) and value == float("inf"):
+        return _INF
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def spec_to_dict(spec: JobSpec) -> dict:
+    """A JSON-able dict of the options that were set (what sbatch sends to the controller)."""
+    out: dict = {}
+    for f in fields(spec):
+        value = getattr(spec, f.name)
+        if value is None or (f.name == "extra" and not value):
+            continue
+        if f.name == "gres":
+            value = [[g.name, g.type, g.count] for g in value]
+        elif f.name == "array":
+            value = {"indices": list(value.indices), "max_running": value.max_running, "text": value.text}
+        elif f.name == "signal":
+            value = [value.signal, value.seconds, value.batch_only, value.reservation]
+        elif f.name == "dependency":
+            value = {"terms": [[kind, list(ids)] for kind, ids in value.terms], "any_of": value.any_of}
+        out[f.name] = _plain(value)
+    return out
+
+
+def spec_from_dict(data: dict) -> JobSpec:
+    """The inverse of :func:`spec_to_dict`; unknown keys are an error (a client bug)."""
+    spec = JobSpec()
+    names = {f.name for f in fields(JobSpec)}
+    for key, value in data.items():
+        if key not in names:
+            raise ValueError(f"unknown job option '{key}'")
+        if value == _INF:
+            value = float("inf")
+        elif key == "gres":
+            value = tuple(GresRequest(n, t, int(c)) for n, t, c in value)
+        elif key == "array":
+            value = ArraySpec(tuple(value["indices"]), value.get("max_running"), value.get("text", ""))
+        elif key == "signal":
+            value = SignalSpec(*value)
+        elif key == "dependency":
+            value = Dependency(tuple((k, tuple(ids)) for k, ids in value["terms"]), value.get("any_of", False))
+        elif key in ("gpus", "gpus_per_node", "gpus_per_task", "nodelist", "exclude") and value is not None:
+            value = tuple(value)
+        setattr(spec, key, value)
+    return spec

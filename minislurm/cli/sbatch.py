@@ -1,0 +1,108 @@
+"""sbatch: submit a batch script.  Prints ``Submitted batch job N`` once the job is safe on disk."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import time
+
+from minislurm.client import Client, ClientError
+from minislurm.core.directives import build_spec, default_job_name, wrap_script
+from minislurm.core.options import split_options
+from minislurm.core.optvalues import OptionError
+from minislurm.core.spec import spec_to_dict
+
+
+def _read_script(rest: list[str]) -> tuple[str, str | None]:
+    if not rest or rest[0] == "-":
+        return sys.stdin.read(), None
+    path = rest[0]
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as f:
+            return f.read(), path
+    except OSError:
+        raise OptionError(f"sbatch: error: Unable to open file {path}", 1) from None
+
+
+def request_for(spec, script: str, rest: list[str], path: str | None) -> dict:
+    """What the controller needs besides the options: script, environment, where to run."""
+    env = dict(os.environ)
+    export = (spec.export or "ALL").upper()
+    if export == "NONE":
+        env = {k: v for k, v in env.items() if k.startswith("SLURM_")}
+    elif export != "ALL":
+        names = [e for e in spec.export.split(",") if e]
+        keep = {k: v for k, v in env.items() if k.startswith("SLURM_")}
+        for item in names:
+            if item.upper() == "ALL":
+                keep = dict(env)
+            elif "=" in item:
+                k, _, v = item.partition("=")
+                keep[k] = v
+            elif item in env:
+                keep[item] = env[item]
+        env = keep
+    for k in ("SLURM_JWT",):
+        env.pop(k, None)
+    work_dir = os.path.abspath(spec.chdir) if spec.chdir else os.getcwd()
+    return {
+        "spec": spec_to_dict(spec), "script": script, "argv": rest[1:] if path else [],
+        "environment": env, "work_dir": work_dir, "stdout": spec.output or "", "stderr": spec.error or "",
+        "stdin": spec.input, "command": os.path.abspath(path) if path else ("(null)" if not spec.wrap else "wrap"),
+        "uid": os.getuid(), "gid": os.getgid(), "submit_host": socket.gethostname(), "batch": True,
+        "default_name": default_job_name(path, wrap=spec.wrap is not None),
+    }
+
+
+def main(argv: list[str]) -> int:
+    now = time.time()
+    try:
+        pairs, rest = split_options(argv, prog="sbatch")
+        wrap = any(o.key == "wrap" for o, _ in pairs)
+        script, path = (None, None) if wrap else _read_script(rest)
+        spec, rest = build_spec(script, os.environ, argv, now=now, path=path or "(stdin)")
+    except OptionError as exc:
+        print(exc.text, file=sys.stderr)
+        return exc.exit_code
+    if spec.wrap is not None:
+        script = wrap_script(spec.wrap)
+    if spec.test_only:
+        print(f"sbatch: Job would be submitted to partition {spec.partition or '(default)'}", file=sys.stderr)
+        return 0
+    client = Client()
+    try:
+        reply = client.call("POST", "/jobs", request_for(spec, script, rest, path))
+    except ClientError as exc:
+        print(f"sbatch: error: Batch job submission failed: {exc}", file=sys.stderr)
+        return 1
+    job_id = reply["job_id"]
+    if spec.parsable:
+        print(job_id)
+    else:
+        print(f"Submitted batch job {job_id}")
+    sys.stdout.flush()
+    if spec.wait:
+        return _wait(client, reply["job_ids"])
+    return 0
+
+
+def _wait(client: Client, job_ids: list[int]) -> int:
+    """``--wait``: block until every job ends; exit with the highest exit code, as sbatch does."""
+    worst = 0
+    for job_id in job_ids:
+        while True:
+            try:
+                job = client.call("GET", f"/jobs/{job_id}/wait", query={"until": "end", "timeout": 30}, timeout=60)
+            except ClientError as exc:
+                print(f"sbatch: error: {exc}", file=sys.stderr)
+                return 1
+            if job["state"] not in ("PENDING", "RUNNING", "COMPLETING", "SUSPENDED"):
+                break
+        code = int(job["exit_code"].split(":")[0])
+        worst = max(worst, code if job["state"] != "CANCELLED" else max(code, 1))
+    return worst
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

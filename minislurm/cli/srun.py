@@ -1,0 +1,246 @@
+"""srun: run a parallel step, inside an allocation or in a new one.
+
+Inside a job (``SLURM_JOB_ID`` set) srun asks the controller for a step on the job's nodes and
+GPUs.  Outside one it first asks for an allocation and waits for it (``srun: job N queued and
+waiting for resources``).  It then starts the tasks on every node's agent at once, with the step
+credential the controller signed, and relays their output; its exit code is the largest task
+exit code.  Ctrl-C and SIGTERM are passed on to the tasks.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import queue
+import signal
+import socket
+import sys
+import threading
+import time
+
+from minislurm.client import Client, ClientError
+from minislurm.core.options import combine, env_options, parse_options
+from minislurm.core.optvalues import OptionError
+from minislurm.core.spec import spec_to_dict
+
+SIGNAL_NAMES = {signal.SIGTERM: "Terminated", signal.SIGKILL: "Killed", signal.SIGINT: "Interrupt",
+                signal.SIGSEGV: "Segmentation fault", signal.SIGABRT: "Aborted", signal.SIGHUP: "Hangup"}
+
+
+def _ranges(ids: list[int]) -> str:
+    """``[0, 1, 2, 5]`` -> ``0-2,5`` (how srun names a group of tasks)."""
+    out, i = [], 0
+    ids = sorted(ids)
+    while i < len(ids):
+        j = i
+        while j + 1 < len(ids) and ids[j + 1] == ids[j] + 1:
+            j += 1
+        out.append(str(ids[i]) if i == j else f"{ids[i]}-{ids[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
+class Relay:
+    """Prints task output as it arrives, one thread per node feeding one queue."""
+
+    def __init__(self, label: bool):
+        self.label = label
+        self.partial: dict[tuple[int, str], str] = {}
+        self.events: queue.Queue = queue.Queue()
+
+    def write(self, task: int, kind: str, text: str) -> None:
+        out = sys.stdout if kind == "o" else sys.stderr
+        if not self.label:
+            out.write(text)
+            out.flush()
+            return
+        buf = self.partial.get((task, kind), "") + text
+        *lines, rest = buf.split("\n")
+        for line in lines:
+            out.write(f"{task}: {line}\n")
+        self.partial[(task, kind)] = rest
+        out.flush()
+
+    def flush(self) -> None:
+        for (task, kind), rest in self.partial.items():
+            if rest:
+                (sys.stdout if kind == "o" else sys.stderr).write(f"{task}: {rest}\n")
+        sys.stdout.flush()
+
+
+def _launch_node(node: str, addr: str, body: dict, events: queue.Queue) -> None:
+    host, port = addr.rsplit(":", 1)
+    try:
+        conn = http.client.HTTPConnection(host, int(port), timeout=None)
+        conn.request("POST", "/steps/launch", body=json.dumps(body).encode(),
+                     headers={"Content-Type": "application/json"})
+        resp = conn.getresponse()
+        if resp.status != 200:
+            events.put(("error", node, json.loads(resp.read() or b"{}").get("error", f"HTTP {resp.status}")))
+            return
+        while True:
+            line = resp.readline()
+            if not line:
+                break
+            events.put(("msg", node, json.loads(line)))
+        events.put(("closed", node, None))
+    except (OSError, http.client.HTTPException, ValueError) as exc:
+        events.put(("lost", node, str(exc)))
+
+
+def _signal_nodes(step: dict, signum: int) -> None:
+    for node, addr in step["addrs"].items():
+        host, port = addr.rsplit(":", 1)
+        try:
+            conn = http.client.HTTPConnection(host, int(port), timeout=5)
+            conn.request("POST", "/steps/signal", body=json.dumps({"credential": step["credential"],
+                                                                   "signal": int(signum)}).encode())
+            conn.getresponse().read()
+        except (OSError, http.client.HTTPException):
+            pass
+
+
+def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool,
+             gpus_per_task: int | None) -> int:
+    """Start the step's tasks on all its nodes and relay until they end; returns srun's exit code."""
+    relay = Relay(label)
+    body = {"credential": step["credential"], "job": step["job"], "step": {
+        k: step[k] for k in ("step_id", "nodes", "tasks_per_node", "task_ids", "ntasks", "step_gpus")},
+        "argv": argv, "environment": env, "cwd": cwd, "gpus_per_task": gpus_per_task,
+        "launcher": [socket.gethostbyname(socket.gethostname()), 0]}
+    for node in step["nodes"]:
+        threading.Thread(target=_launch_node, args=(node, step["addrs"][node], body, relay.events),
+                         daemon=True).start()
+
+    def forward(signum, _frame):
+        threading.Thread(target=_signal_nodes, args=(step, signum), daemon=True).start()
+
+    old = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    exits: dict[int, tuple[int, int]] = {}
+    task_node: dict[int, str] = {}
+    open_nodes, lost = set(step["nodes"]), []
+    try:
+        while open_nodes:
+            kind, node, msg = relay.events.get()
+            if kind == "msg":
+                if "started" in msg:
+                    task_node.update({t: node for t in msg["started"]})
+                elif "exit" in msg:
+                    exits[msg["t"]] = (msg["exit"], msg["sig"])
+                elif "error" in msg:
+                    print(f"srun: error: {node}: {msg['error']}", file=sys.stderr)
+                else:
+                    relay.write(msg["t"], "o" if "o" in msg else "e", msg.get("o", msg.get("e", "")))
+            else:
+                open_nodes.discard(node)
+                if kind == "error":
+                    print(f"srun: error: {node}: task launch failed: {msg}", file=sys.stderr)
+                    lost.append(node)
+                elif kind == "lost" or (kind == "closed" and any(t not in exits for t, n in task_node.items()
+                                                                  if n == node)):
+                    print(f"srun: error: Node failure on {node}", file=sys.stderr)
+                    lost.append(node)
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+    relay.flush()
+    return _report(step, exits, task_node, lost)
+
+
+def _report(step: dict, exits: dict[int, tuple[int, int]], task_node: dict[int, str], lost: list[str]) -> int:
+    """Print srun's per-node error lines; the exit code is the largest task exit code."""
+    groups: dict[tuple[str, int, int], list[int]] = {}
+    for task, (code, sig) in exits.items():
+        if code or sig:
+            groups.setdefault((task_node.get(task, "?"), code, sig), []).append(task)
+    worst = 1 if lost else 0
+    for (node, code, sig), tasks in sorted(groups.items(), key=lambda kv: min(kv[1])):
+        what = f"Exited with exit code {code}" if not sig else SIGNAL_NAMES.get(sig, f"Signal {sig}")
+        print(f"srun: error: {node}: task{'s' if len(tasks) > 1 else ''} {_ranges(tasks)}: {what}",
+              file=sys.stderr)
+        worst = max(worst, code if not sig else 128 + sig)
+    return worst
+
+
+def _allocate(client: Client, spec, argv: list[str]) -> int:
+    """No allocation yet: ask for one and wait for it, saying so if it does not come at once."""
+    name = spec.job_name or os.path.basename(argv[0])
+    reply = client.call("POST", "/jobs", {
+        "spec": spec_to_dict(spec), "batch": False, "environment": {}, "work_dir": os.getcwd(),
+        "uid": os.getuid(), "gid": os.getgid(), "submit_host": socket.gethostname(),
+        "default_name": name, "command": " ".join(argv)})
+    job_id = reply["job_id"]
+    job = client.call("GET", f"/jobs/{job_id}/wait", query={"until": "start", "timeout": 0.5})
+    if job["state"] == "PENDING":
+        print(f"srun: job {job_id} queued and waiting for resources", file=sys.stderr)
+        while job["state"] == "PENDING":
+            job = client.call("GET", f"/jobs/{job_id}/wait", query={"until": "start", "timeout": 30}, timeout=60)
+        if job["state"] == "RUNNING":
+            print(f"srun: job {job_id} has been allocated resources", file=sys.stderr)
+    if job["state"] != "RUNNING":
+        raise ClientError(f"Job allocation {job_id} has been revoked.")
+    return job_id
+
+
+def main(argv: list[str]) -> int:
+    now = time.time()
+    try:
+        cli, rest = parse_options(argv, prog="srun", now=now)
+        env_spec = env_options(os.environ, prog="srun", now=now)
+        spec = combine(None, env_spec, cli, prog="srun")
+    except OptionError as exc:
+        print(exc.text, file=sys.stderr)
+        return exc.exit_code
+    if not rest:
+        print("srun: fatal: No command given to execute.", file=sys.stderr)
+        return 1
+    client = Client()
+    inside = os.environ.get("SLURM_JOB_ID") or spec.extra.get("jobid")
+    own_allocation = None
+    try:
+        if inside:
+            job_id = int(inside)
+        else:
+            job_id = own_allocation = _allocate(client, spec, rest)
+        gpus = None
+        gres = [g for g in spec.gres or () if g.name == "gpu"]
+        if cli.gres or cli.gpus_per_node:
+            gpus = gres[0].count if gres else spec.gpus_per_node[1]
+        step = client.call("POST", f"/jobs/{job_id}/steps", {
+            "ntasks": spec.ntasks, "nodes": spec.nodes_min if (cli.nodes_min or not inside) else None,
+            "ntasks_per_node": spec.ntasks_per_node, "cpus_per_task": spec.cpus_per_task,
+            "gpus_per_node": gpus, "nodelist": list(spec.nodelist) if spec.nodelist else None,
+            "name": cli.job_name or os.path.basename(rest[0]), "overcommit": "overcommit" in spec.extra})
+    except ClientError as exc:
+        what = "Unable to create step for job" if inside else "Unable to allocate resources"
+        message = str(exc)
+        print(f"srun: error: {message if message.startswith(what) else f'{what}: {message}'}", file=sys.stderr)
+        if own_allocation:
+            _release(client, own_allocation, 1)
+        return 1
+    env = dict(os.environ)
+    cwd = os.path.abspath(spec.chdir) if spec.chdir else os.getcwd()
+    gpt = spec.gpus_per_task[1] if spec.gpus_per_task else None
+    code = run_step(step, rest, env, cwd, label="label" in spec.extra, gpus_per_task=gpt)
+    try:
+        client.call("POST", f"/jobs/{job_id}/steps/{step['step_id']}/complete",
+                    {"exit_code": min(code, 255) if code < 128 else 0, "signal": code - 128 if code > 128 else 0})
+    except ClientError:
+        pass
+    if own_allocation:
+        _release(client, own_allocation, code)
+    return code
+
+
+def _release(client: Client, job_id: int, code: int) -> None:
+    try:
+        client.call("POST", f"/jobs/{job_id}/complete", {"exit_code": code if code < 128 else 0,
+                                                         "signal": code - 128 if code > 128 else 0,
+                                                         "uid": os.getuid()})
+    except ClientError:
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,188 @@
+"""A whole cluster on this machine: one controller and N node agents as local processes.
+
+    with LocalCluster(nodes=2, gpus_per_node=4) as cluster:
+        print(cluster.run("sbatch", "--wrap", "hostname").stdout)
+
+The cluster lives in a directory (slurm.conf, the JWT key, state, logs, a ``bin/`` with the
+command names) so ``minislurm cluster up`` can leave it running and ``cluster down`` can find
+it again.  With ``netns=True`` (root only) every agent gets its own network namespace and
+address, so the cluster crosses a real network.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from minislurm.client import Client, ClientError
+from minislurm.cluster.confgen import free_port, lab_config, write_conf
+from minislurm.core.slurmconf import load
+
+COMMANDS = ("sbatch", "srun", "squeue", "scancel", "sinfo", "sacct", "scontrol", "sprio", "sshare")
+
+
+class LocalCluster:
+    def __init__(self, nodes: int = 4, gpus_per_node: int = 8, cpus_per_node: int = 32, mem: int = 256_000,
+                 *, dir: str | Path | None = None, conf: str | Path | None = None, netns: bool = False,
+                 policy: str = "conservative", **settings):
+        self.dir = Path(dir) if dir else Path.home() / ".minislurm" / "cluster"
+        self.netns = netns
+        if conf:
+            self.config = load(conf)
+        else:
+            self.config = lab_config(nodes, gpus_per_node, cpus_per_node, mem, policy=policy)
+        for key, value in settings.items():  # e.g. slurmd_timeout=3, kill_wait=1
+            target = self.config.sched if hasattr(self.config.sched, key) else self.config
+            setattr(target, key, value)
+        self.procs: dict[str, subprocess.Popen] = {}
+        self.user = getpass.getuser()
+        self._net = None
+
+    # -- files ------------------------------------------------------------------------------
+    @property
+    def conf_path(self) -> Path:
+        return self.dir / "slurm.conf"
+
+    def _write_files(self) -> None:
+        from minislurm.ctld.auth import Signer, create_key
+        for sub in ("state", "log", "tokens", "bin", "spool"):
+            (self.dir / sub).mkdir(parents=True, exist_ok=True)
+        key_file = self.dir / "jwt_hs256.key"
+        key = create_key(key_file)
+        addr = self._net.ctld_addr if self._net else "127.0.0.1"
+        self.port = free_port(addr if not self._net else "0.0.0.0")
+        self.conf_path.write_text(write_conf(self.config, host="localhost", addr=addr, port=self.port,
+                                             key_file=str(key_file), state_dir=str(self.dir / "state")))
+        token = self.dir / "tokens" / self.user
+        fd = os.open(token, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(Signer(key).user_token(self.user, 365 * 86400) + "\n")
+        for name in COMMANDS:
+            shim = self.dir / "bin" / name
+            shim.write_text(f"#!{sys.executable}\nimport sys\nfrom minislurm.cli.main import main\n"
+                            f"sys.exit(main([{name!r}, *sys.argv[1:]]))\n")
+            shim.chmod(0o755)
+
+    def env(self) -> dict[str, str]:
+        """Environment for commands aimed at this cluster (real Slurm names on PATH first)."""
+        env = dict(os.environ)
+        env["SLURM_CONF"] = str(self.conf_path)
+        env["PATH"] = f"{self.dir / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+        env.pop("SLURM_JWT", None)
+        return env
+
+    # -- processes -------------------------------------------------------------------------
+    def _spawn(self, name: str, argv: list[str], netns: str | None = None) -> None:
+        log = open(self.dir / "log" / f"{name}.log", "ab")
+        if netns:
+            argv = ["ip", "netns", "exec", netns, *argv]
+        self.procs[name] = subprocess.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL,
+                                            start_new_session=True, env=self.env())
+        log.close()
+
+    def up(self, timeout: float = 30.0) -> "LocalCluster":
+        if self.netns:
+            from minislurm.cluster.netns import Network
+            self._net = Network(f"ms{os.getpid() % 10000}", [n.name for n in self.config.nodes])
+            self._net.create()
+        self._write_files()
+        py = sys.executable
+        self._spawn("slurmctld", [py, "-m", "minislurm.ctld", "--conf", str(self.conf_path)])
+        self.wait_controller(timeout)
+        for node in self.config.nodes:
+            bind = self._net.addr(node.name) if self._net else "127.0.0.1"
+            self._spawn(f"slurmd-{node.name}", [py, "-m", "minislurm.slurmd", "--name", node.name,
+                                                "--conf", str(self.conf_path), "--bind", bind,
+                                                "--spool", str(self.dir / "spool" / node.name)],
+                        netns=self._net.ns(node.name) if self._net else None)
+        (self.dir / "pids").write_text("".join(f"{n} {p.pid}\n" for n, p in self.procs.items()))
+        self.wait_nodes(timeout)
+        return self
+
+    def client(self, token: str | None = None) -> Client:
+        return Client(self.conf_path, token)
+
+    def wait_controller(self, timeout: float) -> None:
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.procs["slurmctld"].poll() is not None:
+                raise RuntimeError(f"slurmctld exited; see {self.dir / 'log' / 'slurmctld.log'}")
+            try:
+                self.client().call("GET", "/ping", timeout=1)
+                return
+            except ClientError:
+                time.sleep(0.05)
+        raise TimeoutError("slurmctld did not start")
+
+    def wait_nodes(self, timeout: float, state: str = "idle") -> None:
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            nodes = self.client().call("GET", "/nodes")["nodes"]
+            if all(n["state"] == state and not n["flags"] for n in nodes):
+                return
+            time.sleep(0.05)
+        raise TimeoutError(f"nodes did not all become {state}")
+
+    def run(self, *argv: str, input: str | None = None, check: bool = False, timeout: float = 120,
+            env: dict | None = None, cwd: str | None = None) -> subprocess.CompletedProcess:
+        """Run a command (``sbatch``, ``squeue``, ...) against this cluster."""
+        full_env = {**self.env(), **(env or {})}
+        return subprocess.run([str(self.dir / "bin" / argv[0]), *argv[1:]], input=input, text=True,
+                              capture_output=True, check=check, timeout=timeout, env=full_env, cwd=cwd)
+
+    def kill_node(self, name: str) -> None:
+        """Crash a node: its agent and every process it started die at once."""
+        proc = self.procs.pop(f"slurmd-{name}")
+        stop_process(proc.pid, grace=0, alive=lambda: proc.poll() is None)
+        proc.wait(timeout=10)
+
+    def down(self) -> None:
+        for name, proc in reversed(list(self.procs.items())):
+            stop_process(proc.pid, alive=lambda: proc.poll() is None)
+            proc.wait(timeout=10)
+        self.procs.clear()
+        if self._net:
+            self._net.destroy()
+            self._net = None
+
+    def __enter__(self) -> "LocalCluster":
+        return self.up()
+
+    def __exit__(self, *exc) -> None:
+        self.down()
+
+
+def _group_alive(pid: int) -> bool:
+    try:
+        os.killpg(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+def stop_process(pid: int, grace: float = 5.0, alive=None) -> None:
+    """SIGTERM the process's group, then SIGKILL it and every process it started (jobs run in
+    sessions of their own) after ``grace`` seconds.  ``alive`` tells when the leader is gone
+    (a Popen's poll: a dead child is a zombie until reaped, and zombies answer signals)."""
+    from minislurm.slurmd.proc import members
+    alive = alive or (lambda: _group_alive(pid))
+    everyone = members({pid})
+    if grace:
+        try:
+            os.killpg(pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            pass
+        deadline = time.time() + grace
+        while time.time() < deadline and alive():
+            time.sleep(0.02)
+    everyone |= members({pid})
+    for target in everyone:
+        try:
+            os.kill(target, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass

@@ -1,0 +1,69 @@
+"""``python -m minislurm.ctld``: run the controller daemon in the foreground.
+
+It reads slurm.conf (``--conf`` or ``$SLURM_CONF``), takes its address from SlurmctldHost and
+SlurmctldPort, its JWT key from ``AuthAltParameters=jwt_key=...`` and its state directory from
+StateSaveLocation, then serves until SIGTERM/SIGINT.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+
+from aiohttp import web
+
+from minislurm.core.slurmconf import load
+from minislurm.ctld.api import make_app
+from minislurm.ctld.auth import Signer, load_key
+from minislurm.ctld.controller import Controller
+from minislurm.ctld.settings import ctld_settings
+
+
+async def serve(conf: Path, port: int | None = None, ready_file: Path | None = None) -> None:
+    cfg = load(conf)
+    settings = ctld_settings(cfg, conf)
+    ctl = Controller(cfg, settings.state_dir, Signer(load_key(settings.key_file)),
+                     operators=settings.operators | {getpass.getuser()})
+    await ctl.start()
+    runner = web.AppRunner(make_app(ctl), access_log=None, shutdown_timeout=1.0)
+    await runner.setup()
+    site = web.TCPSite(runner, settings.bind, port if port is not None else settings.port, reuse_address=True)
+    await site.start()
+    actual = site._server.sockets[0].getsockname()[1]
+    logging.getLogger("minislurm.ctld").info("slurmctld listening on %s:%s", settings.bind, actual)
+    if ready_file:
+        ready_file.write_text(f"{settings.bind}:{actual}\n")
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await runner.cleanup()
+    await ctl.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="slurmctld", description="minislurm controller daemon")
+    p.add_argument("--conf", default=os.environ.get("SLURM_CONF"), help="slurm.conf")
+    p.add_argument("--port", type=int, help="override SlurmctldPort (0: any free port)")
+    p.add_argument("--ready-file", type=Path, help="write host:port here once serving")
+    p.add_argument("--log-file")
+    p.add_argument("-v", "--verbose", action="store_true")
+    args = p.parse_args(argv)
+    if not args.conf:
+        print("slurmctld: error: no slurm.conf (use --conf or set SLURM_CONF)", file=sys.stderr)
+        return 1
+    logging.basicConfig(filename=args.log_file, level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="[%(asctime)s] %(levelname)s: %(message)s")
+    asyncio.run(serve(Path(args.conf), args.port, args.ready_file))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

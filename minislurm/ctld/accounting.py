@@ -1,0 +1,101 @@
+"""Accounting: one record per job incarnation and per step, what ``sacct`` reads.
+
+A requeued job keeps its id; each run is its own record (told apart by ``restart``), so
+``sacct -D`` can show the NODE_FAIL run and the COMPLETED one.  Batch jobs also get a
+``N.batch`` step record, and every srun a ``N.<step>`` record.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from minislurm.core.hostlist import compress
+from minislurm.core.job import Job
+from minislurm.core.states import JobState
+
+if TYPE_CHECKING:
+    from minislurm.ctld.controller import Controller
+
+
+def _base(ctl: "Controller", job: Job) -> dict:
+    live = ctl.live[job.job_id]
+    names = ctl.state.nodes.names
+    alloc = job.alloc
+    return {
+        "job_id": job.job_id, "display_id": job.display_id, "name": job.name, "partition": job.partition,
+        "account": job.account, "user": job.user, "uid": live.uid, "submit": job.submit_time,
+        "eligible": max(job.submit_time, job.begin_time),
+        "time_limit": None if job.time_limit == float("inf") else job.time_limit,
+        "alloc_cpus": alloc.num_cpus if alloc else 0, "alloc_gpus": alloc.num_gpus if alloc else 0,
+        "nnodes": len(alloc.nodes) if alloc else job.num_nodes,
+        "nodes": compress(names[n] for n in alloc.nodes) if alloc else "None assigned",
+        "restart": job.restart_count, "req_mem": job.shape.mem, "work_dir": live.work_dir,
+        "cancelled_by": live.cancelled_by,
+    }
+
+
+def record_job(ctl: "Controller", job: Job, *, state: JobState | None = None, end: float | None = None,
+               exit_code: int | None = None) -> None:
+    """Write (or rewrite) the record of the job's current incarnation, and its batch step."""
+    row = _base(ctl, job)
+    state = state or job.state
+    row.update(step=None, state=state.name, start=job.start_time,
+               end=end if end is not None else (job.end_time if state.finished else None),
+               exit_code=job.exit_code if exit_code is None else exit_code, exit_signal=job.exit_signal)
+    if state is JobState.PENDING:
+        row.update(start=None, alloc_cpus=0, alloc_gpus=0, nodes="None assigned")
+    ctl.store.put_acct(job.job_id, job.restart_count, "", row)
+    if ctl.live[job.job_id].batch and job.start_time is not None and state is not JobState.PENDING:
+        batch = dict(row, step="batch", name="batch", partition="", nnodes=1,
+                     nodes=ctl.state.nodes.names[job.alloc.nodes[0]] if job.alloc else row["nodes"],
+                     alloc_cpus=job.alloc.cpus[0] if job.alloc else 0,
+                     alloc_gpus=len(job.alloc.gpus[0]) if job.alloc else 0)
+        if state in (JobState.TIMEOUT, JobState.CANCELLED, JobState.NODE_FAIL):
+            batch["state"] = "CANCELLED" if state is not JobState.NODE_FAIL else "NODE_FAIL"
+        ctl.store.put_acct(job.job_id, job.restart_count, "batch", batch)
+
+
+def record_step(ctl: "Controller", job: Job, step: dict) -> None:
+    row = _base(ctl, job)
+    row.update(step=str(step["step_id"]), name=step["name"], partition="", state=step["state"],
+               start=step["start"], end=step.get("end"), exit_code=step.get("exit_code", 0),
+               exit_signal=step.get("exit_signal", 0), alloc_cpus=step["cpus"], alloc_gpus=step["gpus"],
+               nnodes=len(step["nodes"]), nodes=compress(step["nodes"]))
+    ctl.store.put_acct(job.job_id, job.restart_count, str(step["step_id"]), row)
+
+
+def close_steps(ctl: "Controller", job: Job, final: JobState) -> None:
+    """Steps still running when their job ends are ended with it."""
+    now = ctl.clock()
+    for step in ctl.steps.get(job.job_id, {}).values():
+        if step["state"] == "RUNNING":
+            step.update(state="CANCELLED" if final is not JobState.NODE_FAIL else "NODE_FAIL", end=now)
+            record_step(ctl, job, step)
+
+
+def query(ctl: "Controller", *, job_ids: list[int] | None = None, user: str | None = None,
+          since: float | None = None, duplicates: bool = False) -> list[dict]:
+    """Records in job order.  Without ``duplicates`` only each job's latest incarnation."""
+    if job_ids:
+        marks = ",".join("?" * len(job_ids))
+        rows = ctl.store.acct(f"job_id IN ({marks})", tuple(job_ids))
+        array_ids = [j for j in job_ids if j in ctl.state.array_tasks]
+        if array_ids:
+            tasks = [t for a in array_ids for t in ctl.state.array_tasks[a] if t not in job_ids]
+            if tasks:
+                rows += ctl.store.acct(f"job_id IN ({','.join('?' * len(tasks))})", tuple(tasks))
+    else:
+        rows = ctl.store.acct()
+    if user is not None:
+        rows = [r for r in rows if r["user"] == user]
+    if since is not None and not job_ids:
+        rows = [r for r in rows if (r["end"] is None or r["end"] >= since)]
+    if not duplicates:
+        latest: dict[int, int] = {}
+        for r in rows:
+            latest[r["job_id"]] = max(latest.get(r["job_id"], 0), r["restart"])
+        rows = [r for r in rows if r["restart"] == latest[r["job_id"]]]
+    order = {"": -2, "batch": -1}
+    rows.sort(key=lambda r: (r["job_id"], r["restart"], order.get(r["step"] or "", 0),
+                             int(r["step"]) if (r["step"] or "").isdigit() else 0))
+    return rows

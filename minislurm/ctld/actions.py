@@ -1,0 +1,196 @@
+"""What users and operators do to jobs and nodes: scancel, scontrol requeue/hold/release/update.
+
+Each action checks permission first (a user may act on their own jobs; an operator on any),
+then Slurm's preconditions, each failure raising :class:`SlurmError` with Slurm's text, so a
+refused request changes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from minislurm.core import errors
+from minislurm.core.errors import SlurmError
+from minislurm.core.states import JobState, Reason
+from minislurm.ctld import accounting
+
+if TYPE_CHECKING:
+    from minislurm.ctld.controller import Controller
+
+REQUEUE = "REQUEUE"
+
+
+async def cancel(ctl: "Controller", user: str, uid: int, job_id: int, signal: int | None = None,
+                 target: str | None = None) -> None:
+    """scancel.  With ``signal`` (``-s``, ``-b``, ``-f``) the job is only signalled: its steps by
+    default, the batch script's process tree with ``-b``, everything with ``-f``."""
+    job = ctl.job(job_id)
+    ctl.may_modify(user, job)
+    if job.state.finished:
+        raise SlurmError(errors.ALREADY_DONE)
+    if signal is not None and target is not None:
+        if job.state is not JobState.RUNNING:
+            if signal in (9, 15) and target == "steps":  # plain SIGTERM/SIGKILL: cancel
+                return await cancel(ctl, user, uid, job_id)
+            raise SlurmError(errors.JOB_PENDING)
+        await ctl.signal_job(job_id, signal, target=target)
+        return
+    ctl.live[job_id].cancelled_by = uid
+    if job.state is JobState.PENDING:
+        ctl.state.finish(job, JobState.CANCELLED, ctl.clock())
+        accounting.record_job(ctl, job)
+        ctl.save_job(job)
+        await ctl.store.commit()
+        ctl._wake(job_id)
+        ctl.request_pass()
+        return
+    if job_id in ctl._ending:
+        return
+    await ctl.terminate(job, JobState.CANCELLED, Reason.NONE, "CANCELLED")
+
+
+async def requeue(ctl: "Controller", user: str, job_id: int, hold: bool = False) -> None:
+    job = ctl.job(job_id)
+    ctl.may_modify(user, job)
+    live = ctl.live[job_id]
+    if not live.batch:
+        raise SlurmError(errors.BATCH_ONLY)
+    if not job.requeue:
+        raise SlurmError(errors.DISABLED)
+    if job.state is JobState.PENDING:
+        raise SlurmError(errors.JOB_PENDING)
+    hold_kind = "user" if hold else None
+    if job.state is JobState.RUNNING:
+        ctl._ending[job_id] = (REQUEUE, hold_kind)
+        await ctl.terminate(job, JobState.PENDING, REQUEUE, "JOB REQUEUE")
+        return
+    requeue_now(ctl, job, hold_kind)
+    await ctl.store.commit()
+
+
+def requeue_now(ctl: "Controller", job, hold: str | None) -> None:
+    """A finished (or just stopped) job goes back to PENDING with the same id."""
+    ctl.state.requeue(job, ctl.clock(), hold=hold)
+    if hold:
+        job.priority = 0
+    ctl.steps.pop(job.job_id, None)
+    ctl.live[job.job_id].next_step = 0
+    accounting.record_job(ctl, job)
+    ctl.save_job(job)
+    ctl._wake(job.job_id)
+    ctl.request_pass()
+
+
+async def hold(ctl: "Controller", user: str, job_id: int, kind: str | None = None) -> None:
+    job = ctl.job(job_id)
+    ctl.may_modify(user, job)
+    if job.state is not JobState.PENDING:
+        raise SlurmError("Job is no longer pending execution")
+    job.hold = kind or ("admin" if user in ctl.operators and user != job.user else "user")
+    job.priority = 0
+    job.reason = Reason.HELD_ADMIN if job.hold == "admin" else Reason.HELD_USER
+    ctl.state.reprioritized()
+    ctl.save_job(job)
+    await ctl.store.commit()
+
+
+async def release(ctl: "Controller", user: str, job_id: int) -> None:
+    from minislurm.sched import priority
+    job = ctl.job(job_id)
+    ctl.may_modify(user, job)
+    if job.state is not JobState.PENDING:
+        raise SlurmError("Job is no longer pending execution")
+    if job.hold == "admin" and user not in ctl.operators:
+        raise SlurmError(errors.ACCESS_DENIED)
+    job.hold = None
+    job.reason = Reason.NONE
+    job.priority = priority.initial(job, ctl.state, ctl.clock())
+    ctl.state.reprioritized()
+    ctl.save_job(job)
+    await ctl.store.commit()
+    ctl.request_pass()
+
+
+async def update_job(ctl: "Controller", user: str, job_id: int, fields: dict) -> None:
+    """``scontrol update JobId=N Key=Value ...`` for TimeLimit, Nice, Name, Partition, Comment."""
+    import math
+
+    from minislurm.core.timefmt import parse_time_limit
+    job = ctl.job(job_id)
+    ctl.may_modify(user, job)
+    if job.state.finished:
+        raise SlurmError(errors.ALREADY_DONE)
+    operator = user in ctl.operators
+    changes = {}
+    for key, value in fields.items():
+        k = key.lower()
+        if k == "timelimit":
+            try:
+                limit = parse_time_limit(value) * 60
+            except ValueError:
+                raise SlurmError(errors.INVALID_TIME_LIMIT) from None
+            if limit > job.time_limit and not operator:
+                raise SlurmError(errors.ACCESS_DENIED)
+            changes["time_limit"] = limit
+        elif k == "nice":
+            nice = int(value)
+            if nice < 0 and not operator:
+                raise SlurmError(errors.ACCESS_DENIED)
+            changes["nice"] = nice
+        elif k in ("name", "jobname"):
+            changes["name"] = value
+        elif k == "partition":
+            if job.state is not JobState.PENDING:
+                raise SlurmError("Job is no longer pending execution")
+            if value not in ctl.state.partitions:
+                raise SlurmError(errors.INVALID_PARTITION)
+            changes["partition"] = value
+        else:
+            raise SlurmError(f"Update of this parameter is not supported: {key}")
+    for k, v in changes.items():
+        setattr(job, k, v)
+    if "time_limit" in changes and job.state is JobState.RUNNING:
+        ctl._disarm(job_id)
+        ctl._arm_timers(job, ctl.clock())
+    if "nice" in changes and job.state is JobState.PENDING:
+        from minislurm.sched import priority
+        job.priority = priority.initial(job, ctl.state, ctl.clock())
+    if job.time_limit == math.inf or changes:
+        ctl.state.reprioritized()
+    ctl.save_job(job)
+    await ctl.store.commit()
+    ctl.request_pass()
+
+
+async def update_node(ctl: "Controller", user: str, names: list[str], state: str | None, reason: str | None) -> None:
+    """``scontrol update NodeName=X State=DOWN|DRAIN|RESUME|UNDRAIN|IDLE Reason=...``."""
+    if user not in ctl.operators:
+        raise SlurmError(errors.ACCESS_DENIED)
+    nodes = ctl.state.nodes
+    unknown = [n for n in names if n not in nodes.index]
+    if unknown:
+        raise SlurmError(errors.INVALID_NODE_NAME)
+    want = (state or "").upper()
+    if want in ("DOWN", "DRAIN") and not reason:
+        raise SlurmError("You must specify a reason when DOWNING or DRAINING a node. Request denied")
+    if want not in ("DOWN", "DRAIN", "RESUME", "UNDRAIN", "IDLE", ""):
+        raise SlurmError(f"Invalid node state specified")
+    for name in names:
+        n = nodes.index[name]
+        if want == "DOWN":
+            nodes.set_down(n, True, reason)
+            ctl.save_node(name)
+            await ctl.node_failed(n, reason)
+        elif want == "DRAIN":
+            nodes.set_drain(n, True, reason)
+        elif want in ("RESUME", "IDLE"):
+            nodes.set_down(n, False)
+            nodes.set_drain(n, False)
+        elif want == "UNDRAIN":
+            nodes.set_drain(n, False)
+        elif reason:
+            nodes.reason[n] = reason
+        ctl.save_node(name)
+    ctl.state.touch()
+    await ctl.store.commit()
+    ctl.request_pass()

@@ -1,0 +1,352 @@
+"""The controller's HTTP/JSON API (described in ``openapi.json`` beside this file).
+
+Every request carries ``Authorization: Bearer <token>``: a user token (``sun`` claim), or a
+node credential for the agents' routes.  Errors come back as ``{"error": "<Slurm's text>"}``
+with a 4xx status; an unexpected failure is logged and answered 500, and the daemon goes on.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from pathlib import Path
+
+from aiohttp import web
+
+from minislurm.core import errors
+from minislurm.core.errors import SlurmError
+from minislurm.core.patterns import expand_pattern
+from minislurm.core.states import JobState
+from minislurm.core.views import job_view, node_view, partition_view
+from minislurm.ctld import accounting, actions, health, reservations, steps
+from minislurm.ctld.auth import DEFAULT_LIFESPAN, AuthError
+from minislurm.ctld.controller import Controller
+
+log = logging.getLogger("minislurm.ctld")
+PREFIX = "/api/v1"
+MIN_JOB_AGE = 300.0  # seconds a finished job stays visible to squeue
+AUTH_INVALID = "Invalid authentication credential"
+
+
+def _error(status: int, message: str) -> web.Response:
+    return web.json_response({"error": message}, status=status)
+
+
+@web.middleware
+async def guard(request: web.Request, handler):
+    """Authenticate, and turn every failure into a JSON error instead of a dead daemon."""
+    ctl: Controller = request.app["ctl"]
+    if not request.path.endswith(("/ping", "/openapi.json")):
+        header = request.headers.get("Authorization", "")
+        if not header.startswith("Bearer "):
+            return _error(401, f"{AUTH_INVALID}: no token (set SLURM_JWT or run `scontrol token`)")
+        try:
+            claims = ctl.signer.verify(header[7:])
+        except AuthError as exc:
+            return _error(401, f"{AUTH_INVALID}: {exc}")
+        agent_route = request.path.startswith(PREFIX + "/agents/")
+        if agent_route != ("node" in claims):
+            return _error(403, errors.ACCESS_DENIED)
+        request["user"] = claims.get("sun") or claims.get("node")
+    try:
+        return await handler(request)
+    except SlurmError as exc:
+        status = 403 if exc.message == errors.ACCESS_DENIED else 404 if exc.message == errors.INVALID_JOB_ID else 400
+        return _error(status, str(exc))
+    except web.HTTPException:
+        raise
+    except (ValueError, KeyError, TypeError, json.JSONDecodeError) as exc:
+        return _error(400, f"Malformed request: {exc}")
+    except Exception:  # noqa: BLE001 - the controller must outlive any one request
+        log.exception("request %s %s failed", request.method, request.path)
+        return _error(500, "Unexpected controller error (see the controller log)")
+
+
+async def _body(request: web.Request) -> dict:
+    if not request.can_read_body:
+        return {}
+    data = await request.json()
+    if not isinstance(data, dict):
+        raise ValueError("the body must be a JSON object")
+    return data
+
+
+def _ctl(request: web.Request) -> Controller:
+    return request.app["ctl"]
+
+
+def _job_id(request: web.Request) -> int:
+    try:
+        return int(request.match_info["job_id"])
+    except ValueError:
+        raise SlurmError(errors.INVALID_JOB_ID) from None
+
+
+def _full_job(ctl: Controller, job) -> dict:
+    live = ctl.live[job.job_id]
+    extra = {"work_dir": live.work_dir, "command": live.command, "batch": live.batch,
+             "expected_start": ctl.expected.get(job.job_id),
+             "sched_nodes": ",".join(ctl.state.nodes.names[n] for n in ctl.sched_nodes.get(job.job_id, ()))}
+    for key, pattern in (("stdout", live.stdout), ("stderr", live.stderr or live.stdout)):
+        if live.batch and pattern:
+            node = ctl.state.nodes.names[job.alloc.nodes[0]] if job.alloc else ""
+            extra[key] = expand_pattern(pattern if pattern.startswith("/") else f"{live.work_dir}/{pattern}",
+                                        job_id=job.job_id, job_name=job.name, user=job.user,
+                                        array_job_id=job.array_job_id, array_task_id=job.array_task_id,
+                                        node=node, restart_count=job.restart_count)
+    return job_view(job, ctl.state, extra)
+
+
+# -- jobs ----------------------------------------------------------------------------------
+async def submit(request: web.Request) -> web.Response:
+    ids = await _ctl(request).submit(request["user"], await _body(request))
+    return web.json_response({"job_id": ids[0], "job_ids": ids})
+
+
+async def list_jobs(request: web.Request) -> web.Response:
+    ctl, q = _ctl(request), request.query
+    now = ctl.clock()
+    ids = {int(x) for x in q.get("ids", "").split(",") if x}
+    states = {s for s in q.get("states", "").split(",") if s}
+    out = []
+    for job in ctl.state.jobs.values():
+        if ids and job.job_id not in ids and job.array_job_id not in ids:
+            continue
+        if not ids and job.state.finished and (job.end_time or 0) < now - MIN_JOB_AGE:
+            continue
+        if states and job.state.name not in states:
+            continue
+        if q.get("user") and job.user not in q["user"].split(","):
+            continue
+        if q.get("partition") and job.partition not in q["partition"].split(","):
+            continue
+        out.append(_full_job(ctl, job))
+    return web.json_response({"jobs": out, "now": now})
+
+
+async def get_job(request: web.Request) -> web.Response:
+    ctl = _ctl(request)
+    return web.json_response(_full_job(ctl, ctl.job(_job_id(request))))
+
+
+async def wait_job(request: web.Request) -> web.Response:
+    """Long poll: answers when the job leaves PENDING (or ends), or after ``timeout`` seconds."""
+    ctl = _ctl(request)
+    job = ctl.job(_job_id(request))
+    until = request.query.get("until", "start")
+    timeout = min(float(request.query.get("timeout", 30)), 300.0)
+    done = (lambda: job.state is not JobState.PENDING) if until == "start" else (lambda: job.state.finished)
+    if not done():
+        await ctl.wait_change(job.job_id, timeout)
+    return web.json_response(_full_job(ctl, job))
+
+
+async def cancel(request: web.Request) -> web.Response:
+    body = await _body(request)
+    await actions.cancel(_ctl(request), request["user"], int(body.get("uid", 0)), _job_id(request),
+                         body.get("signal"), body.get("target"))
+    return web.json_response({"ok": True})
+
+
+async def requeue(request: web.Request) -> web.Response:
+    body = await _body(request)
+    await actions.requeue(_ctl(request), request["user"], _job_id(request), bool(body.get("hold")))
+    return web.json_response({"ok": True})
+
+
+async def hold(request: web.Request) -> web.Response:
+    body = await _body(request)
+    await actions.hold(_ctl(request), request["user"], _job_id(request), body.get("kind"))
+    return web.json_response({"ok": True})
+
+
+async def release(request: web.Request) -> web.Response:
+    await actions.release(_ctl(request), request["user"], _job_id(request))
+    return web.json_response({"ok": True})
+
+
+async def update_job(request: web.Request) -> web.Response:
+    await actions.update_job(_ctl(request), request["user"], _job_id(request), await _body(request))
+    return web.json_response({"ok": True})
+
+
+async def complete_allocation(request: web.Request) -> web.Response:
+    """The owner of an interactive allocation (srun outside a job) is done with it."""
+    ctl, body = _ctl(request), await _body(request)
+    job = ctl.job(_job_id(request))
+    ctl.may_modify(request["user"], job)
+    if job.state is JobState.PENDING:
+        await actions.cancel(ctl, request["user"], int(body.get("uid", 0)), job.job_id)
+    elif job.state is JobState.RUNNING and not ctl.live[job.job_id].batch:
+        await ctl.job_ended(job.job_id, job.restart_count, exit_code=int(body.get("exit_code", 0)),
+                            signal=int(body.get("signal", 0)))
+    return web.json_response({"ok": True})
+
+
+async def create_step(request: web.Request) -> web.Response:
+    return web.json_response(await steps.create(_ctl(request), request["user"], _job_id(request),
+                                                await _body(request)))
+
+
+async def complete_step(request: web.Request) -> web.Response:
+    body = await _body(request)
+    await steps.complete(_ctl(request), request["user"], _job_id(request), int(request.match_info["step_id"]),
+                         int(body.get("exit_code", 0)), int(body.get("signal", 0)))
+    return web.json_response({"ok": True})
+
+
+# -- nodes, partitions, accounting, priorities ------------------------------------------------
+def _node_views(ctl: Controller) -> list[dict]:
+    parts_of: dict[str, list[str]] = {}
+    for p in ctl.state.partitions.values():
+        for n in p.nodes:
+            parts_of.setdefault(n, []).append(p.name)
+    out = []
+    for n, name in enumerate(ctl.state.nodes.names):
+        view = node_view(ctl.state, n, parts_of.get(name, []))
+        view["addr"] = ctl.agents[name].addr
+        if not ctl.agents[name].registered and not ctl.state.nodes.down[n]:
+            view["state"] = "unk"
+        out.append(view)
+    return out
+
+
+async def list_nodes(request: web.Request) -> web.Response:
+    return web.json_response({"nodes": _node_views(_ctl(request))})
+
+
+async def update_nodes(request: web.Request) -> web.Response:
+    body = await _body(request)
+    await actions.update_node(_ctl(request), request["user"], list(body["names"]), body.get("state"),
+                              body.get("reason"))
+    return web.json_response({"ok": True})
+
+
+async def list_partitions(request: web.Request) -> web.Response:
+    ctl = _ctl(request)
+    return web.json_response({"partitions": [partition_view(ctl.state, p) for p in ctl.state.partitions]})
+
+
+async def acct(request: web.Request) -> web.Response:
+    ctl, q = _ctl(request), request.query
+    ids = [int(x) for x in q.get("jobs", "").split(",") if x]
+    rows = accounting.query(ctl, job_ids=ids or None, user=q.get("user"),
+                            since=float(q["since"]) if q.get("since") else None,
+                            duplicates=q.get("duplicates") == "1")
+    return web.json_response({"records": rows})
+
+
+async def priorities(request: web.Request) -> web.Response:
+    from dataclasses import asdict
+
+    from minislurm.sched.priority import multifactor
+    ctl = _ctl(request)
+    book = getattr(ctl, "fairshare", None)
+    fs = book.factors(ctl.clock()) if book else {}
+    rows = [asdict(multifactor.factors(j, ctl.state, ctl.clock(), fs)) for j in ctl.state.pending.values()]
+    return web.json_response({"type": ctl.config.priority.type, "factors": rows})
+
+
+async def shares(request: web.Request) -> web.Response:
+    from dataclasses import asdict
+    ctl = _ctl(request)
+    book = getattr(ctl, "fairshare", None)
+    rows = [asdict(r) for r in book.rows(ctl.clock())] if book else []
+    for r in rows:
+        r.update({k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()})
+    return web.json_response({"shares": rows})
+
+
+# -- tokens, config, reservations -----------------------------------------------------------
+async def token(request: web.Request) -> web.Response:
+    ctl, body = _ctl(request), await _body(request)
+    user = body.get("username") or request["user"]
+    if user != request["user"] and request["user"] not in ctl.operators:
+        raise SlurmError(errors.ACCESS_DENIED)
+    lifespan = float(body.get("lifespan") or DEFAULT_LIFESPAN)
+    if lifespan <= 0:
+        raise SlurmError("Invalid lifespan")
+    return web.json_response({"token": ctl.signer.user_token(user, lifespan), "user": user})
+
+
+async def config(request: web.Request) -> web.Response:
+    from minislurm.ctld.config_view import config_view
+    return web.json_response(config_view(_ctl(request)))
+
+
+async def list_reservations(request: web.Request) -> web.Response:
+    ctl = _ctl(request)
+    return web.json_response({"reservations": [reservations.to_dict(r) for r in ctl.state.reservations.values()]})
+
+
+async def create_reservation(request: web.Request) -> web.Response:
+    ctl = _ctl(request)
+    if request["user"] not in ctl.operators:
+        raise SlurmError(errors.ACCESS_DENIED)
+    return web.json_response({"name": await reservations.create(ctl, await _body(request))})
+
+
+async def update_reservation(request: web.Request) -> web.Response:
+    ctl = _ctl(request)
+    if request["user"] not in ctl.operators:
+        raise SlurmError(errors.ACCESS_DENIED)
+    await reservations.update(ctl, request.match_info["name"], await _body(request))
+    return web.json_response({"ok": True})
+
+
+async def delete_reservation(request: web.Request) -> web.Response:
+    ctl = _ctl(request)
+    if request["user"] not in ctl.operators:
+        raise SlurmError(errors.ACCESS_DENIED)
+    await reservations.delete(ctl, request.match_info["name"])
+    return web.json_response({"ok": True})
+
+
+# -- agents ------------------------------------------------------------------------------------
+async def agent_register(request: web.Request) -> web.Response:
+    body = await _body(request)
+    if body.get("name") != request["user"] or body["name"] not in _ctl(request).state.nodes.index:
+        raise SlurmError(errors.INVALID_NODE_NAME)
+    return web.json_response(await health.register(_ctl(request), body))
+
+
+async def agent_job_ended(request: web.Request) -> web.Response:
+    body = await _body(request)
+    fresh = await _ctl(request).job_ended(int(body["job_id"]), int(body["inc"]),
+                                          exit_code=int(body.get("exit_code", 0)), signal=int(body.get("signal", 0)))
+    return web.json_response({"ok": True, "fresh": fresh})
+
+
+async def ping(request: web.Request) -> web.Response:
+    ctl = _ctl(request)
+    return web.json_response({"ok": True, "cluster": ctl.config.cluster_name, "since": ctl.started_at})
+
+
+async def openapi(request: web.Request) -> web.Response:
+    return web.Response(text=(Path(__file__).with_name("openapi.json")).read_text(),
+                        content_type="application/json")
+
+
+def make_app(ctl: Controller) -> web.Application:
+    app = web.Application(middlewares=[guard], client_max_size=16 * 1024 * 1024)
+    app["ctl"] = ctl
+    r = app.router
+    routes = [
+        ("GET", "/ping", ping), ("GET", "/openapi.json", openapi), ("GET", "/config", config),
+        ("POST", "/jobs", submit), ("GET", "/jobs", list_jobs), ("GET", "/jobs/{job_id}", get_job),
+        ("GET", "/jobs/{job_id}/wait", wait_job), ("POST", "/jobs/{job_id}/cancel", cancel),
+        ("POST", "/jobs/{job_id}/requeue", requeue), ("POST", "/jobs/{job_id}/hold", hold),
+        ("POST", "/jobs/{job_id}/release", release), ("POST", "/jobs/{job_id}/update", update_job),
+        ("POST", "/jobs/{job_id}/complete", complete_allocation), ("POST", "/jobs/{job_id}/steps", create_step),
+        ("POST", "/jobs/{job_id}/steps/{step_id}/complete", complete_step),
+        ("GET", "/nodes", list_nodes), ("POST", "/nodes/update", update_nodes),
+        ("GET", "/partitions", list_partitions), ("GET", "/acct", acct), ("GET", "/priorities", priorities),
+        ("GET", "/shares", shares), ("POST", "/token", token),
+        ("GET", "/reservations", list_reservations), ("POST", "/reservations", create_reservation),
+        ("POST", "/reservations/{name}", update_reservation), ("DELETE", "/reservations/{name}", delete_reservation),
+        ("POST", "/agents/register", agent_register), ("POST", "/agents/job-ended", agent_job_ended),
+    ]
+    for method, path, handler in routes:
+        r.add_route(method, PREFIX + path, handler)
+    return app

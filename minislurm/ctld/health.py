@@ -1,0 +1,134 @@
+"""Node health the way Slurm does it: the controller pings, agents answer.
+
+Every SlurmdTimeout/3 seconds each agent is pinged.  A missed ping marks the node NOT_RESPONDING
+(sinfo's ``*``; it gets no new work).  A node silent for SlurmdTimeout goes DOWN with reason
+``Not responding`` and its jobs are requeued or failed.  With ReturnToService=1 a node that was
+DOWN only for not responding comes back when it answers again; with 2, any DOWN node does.
+
+An answer lists the jobs the agent is running.  Any the controller did not give that node (a
+run that was requeued elsewhere while the node was cut off) is killed: fencing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from minislurm.core.states import JobState
+
+if TYPE_CHECKING:
+    from minislurm.ctld.controller import Controller
+
+log = logging.getLogger("minislurm.ctld")
+NOT_RESPONDING = "Not responding"
+LAUNCH_GRACE = 5.0  # seconds a new batch job may be missing from its agent's list
+
+
+def ping_interval(ctl: "Controller") -> float:
+    timeout = ctl.config.slurmd_timeout
+    return max(0.5, timeout / 3) if timeout else 100.0
+
+
+async def health_loop(ctl: "Controller") -> None:
+    for agent in ctl.agents.values():
+        agent.last_response = ctl.clock()
+    while True:
+        await ping_all(ctl)
+        await asyncio.sleep(ping_interval(ctl))
+
+
+async def ping_all(ctl: "Controller") -> None:
+    names = [name for name, a in ctl.agents.items() if a.addr]
+    replies = await asyncio.gather(*(ctl.rpc.call(ctl.agents[name].addr, "/ping", timeout=ping_interval(ctl))
+                                     for name in names))
+    for name, reply in zip(names, replies):
+        if reply is not None:
+            await responded(ctl, name, reply)
+    now = ctl.clock()
+    for name, agent in ctl.agents.items():
+        if name not in names or replies[names.index(name)] is None:
+            await silent(ctl, name, now)
+
+
+async def silent(ctl: "Controller", name: str, now: float) -> None:
+    nodes = ctl.state.nodes
+    n = nodes.index[name]
+    if not nodes.no_respond[n]:
+        nodes.set_responding(n, False)
+        ctl.state.touch()
+    timeout = ctl.config.slurmd_timeout
+    if timeout and not nodes.down[n] and now - ctl.agents[name].last_response >= timeout:
+        log.error("Nodes %s not responding, setting DOWN", name)
+        nodes.set_down(n, True, NOT_RESPONDING)
+        ctl.save_node(name)
+        await ctl.node_failed(n, NOT_RESPONDING)
+
+
+async def responded(ctl: "Controller", name: str, reply: dict) -> None:
+    nodes = ctl.state.nodes
+    n = nodes.index[name]
+    ctl.agents[name].last_response = ctl.clock()
+    changed = False
+    if nodes.no_respond[n]:
+        nodes.set_responding(n, True)
+        changed = True
+    rts = ctl.config.return_to_service
+    if nodes.down[n] and (rts == 2 or (rts == 1 and nodes.reason[n] == NOT_RESPONDING)):
+        log.info("node %s returned to service", name)
+        nodes.set_down(n, False)
+        ctl.save_node(name)
+        changed = True
+    for job_id, inc, code, sig in reply.get("finished", []):
+        await ctl.job_ended(job_id, inc, exit_code=code, signal=sig)
+    await fence(ctl, name, reply.get("jobs", []))
+    if changed:
+        ctl.state.touch()
+        ctl.request_pass()
+
+
+async def fence(ctl: "Controller", name: str, running: list) -> None:
+    """Kill what the agent runs but should not; notice batch jobs it lost."""
+    n = ctl.state.nodes.index[name]
+    addr = ctl.agents[name].addr
+    have = {(j, inc) for j, inc in running}
+    for job_id, inc in have:
+        job = ctl.state.jobs.get(job_id)
+        owns = (job is not None and job.state is JobState.RUNNING and job.restart_count == inc
+                and n in job.alloc.nodes)
+        if not owns:
+            log.warning("node %s runs job %s.%s it does not own: killing it", name, job_id, inc)
+            ctl._spawn(ctl.rpc.call(addr, "/jobs/terminate",
+                                    {"job_id": job_id, "inc": inc, "why": None, "kill_wait": 0}))
+    now = ctl.clock()
+    for job in ctl.state.jobs_on_node(n):
+        lost = ((job.job_id, job.restart_count) not in have and ctl.live[job.job_id].batch
+                and job.alloc.nodes[0] == n and now - job.start_time > LAUNCH_GRACE
+                and job.job_id not in ctl._ending)
+        if lost:
+            log.error("batch job %s is gone from %s", job.job_id, name)
+            await ctl.job_ended(job.job_id, job.restart_count, exit_code=1, signal=0, launch_failed=True)
+
+
+async def register(ctl: "Controller", info: dict) -> dict:
+    """An agent starts: note its address, check what it reports, tell it what to kill."""
+    name = info["name"]
+    nodes = ctl.state.nodes
+    n = nodes.index[name]
+    cfg = nodes.configs[n]
+    ctl.agents[name].addr = info["addr"]
+    ctl.agents[name].boot_time = info.get("boot_time", 0.0)
+    ctl.agents[name].registered = True
+    if int(info.get("gpus", cfg.gpus)) < cfg.gpus:
+        nodes.set_drain(n, True, f"gres/gpu count reported lower than configured ({info['gpus']} < {cfg.gpus})")
+    elif int(info.get("cpus", cfg.cpus)) < cfg.cpus:
+        nodes.set_drain(n, True, "Low CPUs")
+    elif int(info.get("memory", cfg.real_memory)) < cfg.real_memory:
+        nodes.set_drain(n, True, f"Low RealMemory (reported:{info['memory']} < 100.00% of "
+                                 f"configured:{cfg.real_memory})")
+    ctl.save_node(name)
+    await ctl.store.commit()
+    await responded(ctl, name, {"jobs": info.get("jobs", []), "finished": info.get("finished", [])})
+    ctl.state.touch()
+    ctl.request_pass()
+    return {"ok": True, "cluster": ctl.config.cluster_name}

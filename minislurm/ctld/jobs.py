@@ -1,0 +1,92 @@
+"""Saving jobs: a Job (and what only the live cluster needs to know about it) to a dict and back.
+
+``Live`` holds what the scheduler never reads but the agents and commands do: the script,
+the environment to start it with, where its output goes, how to signal it, and which step
+number comes next.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, fields
+
+from minislurm.core.job import Allocation, Dependency, Job, Shape
+from minislurm.core.spec import spec_from_dict, spec_to_dict
+from minislurm.core.states import JobState
+
+
+@dataclass
+class Live:
+    batch: bool = True
+    script: str | None = None
+    environment: dict[str, str] = field(default_factory=dict)
+    work_dir: str = "/"
+    stdout: str = ""
+    stderr: str = ""
+    stdin: str = "/dev/null"
+    open_mode: str = "truncate"
+    command: str = ""
+    argv: list[str] = field(default_factory=list)  # the batch script's arguments
+    uid: int = 0
+    gid: int = 0
+    submit_host: str = ""
+    next_step: int = 0
+    cancelled_by: int | None = None
+
+
+def _inf(x: float) -> float | str:
+    return "INFINITE" if x == math.inf else x
+
+
+def _uninf(x):
+    return math.inf if x == "INFINITE" else x
+
+
+def job_to_dict(job: Job, live: Live, node_names: list[str]) -> dict:
+    d = {}
+    for f in fields(Job):
+        value = getattr(job, f.name)
+        if f.name == "shape":
+            value = asdict(value)
+        elif f.name == "alloc":
+            value = None if value is None else {
+                "nodes": [node_names[n] for n in value.nodes], "cpus": list(value.cpus),
+                "mem": list(value.mem), "gpus": [list(g) for g in value.gpus]}
+        elif f.name == "dependency":
+            value = None if value is None else {
+                "terms": [[k, list(ids)] for k, ids in value.terms], "any_of": value.any_of}
+        elif f.name == "state":
+            value = value.name
+        elif f.name in ("req_nodes", "exc_nodes"):
+            value = sorted(value)
+        elif f.name == "spec":
+            value = spec_to_dict(value) if value is not None else None
+        elif f.name == "time_limit":
+            value = _inf(value)
+        d[f.name] = value
+    d["live"] = asdict(live)
+    return d
+
+
+def job_from_dict(d: dict, node_index: dict[str, int]) -> tuple[Job, Live]:
+    kw = {}
+    for f in fields(Job):
+        value = d.get(f.name)
+        if f.name == "shape":
+            value = Shape(**value)
+        elif f.name == "alloc" and value is not None:
+            value = Allocation(tuple(node_index[n] for n in value["nodes"]), tuple(value["cpus"]),
+                               tuple(value["mem"]), tuple(tuple(g) for g in value["gpus"]))
+        elif f.name == "dependency" and value is not None:
+            value = Dependency(tuple((k, tuple(ids)) for k, ids in value["terms"]), value["any_of"])
+        elif f.name == "state":
+            value = JobState[value]
+        elif f.name in ("req_nodes", "exc_nodes"):
+            value = frozenset(value or ())
+        elif f.name == "spec" and value is not None:
+            value = spec_from_dict(value)
+        elif f.name == "time_limit":
+            value = _uninf(value)
+        if value is not None or f.name in d:
+            kw[f.name] = value
+    return Job(**kw), Live(**d.get("live", {}))

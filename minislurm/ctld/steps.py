@@ -1,0 +1,98 @@
+"""Job steps: what ``srun`` gets inside an allocation.
+
+By default a step uses every node of the job, one task per node (or the job's task count),
+and all of the job's GPUs on those nodes, as Slurm does.  The controller numbers steps
+(0, 1, ...), signs a credential that lets srun start the tasks on the agents, and keeps a
+record of each step for sacct.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from minislurm.core.errors import SlurmError
+from minislurm.core.layout import block, task_ids
+from minislurm.core.states import JobState
+from minislurm.ctld import accounting
+from minislurm.ctld.launch import job_info
+
+if TYPE_CHECKING:
+    from minislurm.ctld.controller import Controller
+
+
+def _fail(job_id: int, why: str) -> SlurmError:
+    return SlurmError(f"Unable to create step for job {job_id}: {why}")
+
+
+async def create(ctl: "Controller", user: str, job_id: int, req: dict) -> dict:
+    job = ctl.job(job_id)
+    ctl.may_modify(user, job)
+    if job.state is not JobState.RUNNING:
+        raise _fail(job_id, "Job/step already completing or completed" if job.state.finished
+                    else "Job is pending execution")
+    names = ctl.state.nodes.names
+    job_nodes = [names[n] for n in job.alloc.nodes]
+    if req.get("nodelist"):
+        wanted = list(req["nodelist"])
+        if any(n not in job_nodes for n in wanted):
+            raise _fail(job_id, "Requested node configuration is not available")
+        nodes = [n for n in job_nodes if n in wanted]
+    else:
+        nodes = job_nodes
+    if req.get("nodes"):
+        if req["nodes"] > len(nodes):
+            raise _fail(job_id, "Requested node configuration is not available")
+        nodes = nodes[: req["nodes"]]
+    per_node = req.get("ntasks_per_node")
+    ntasks = req.get("ntasks") or (per_node * len(nodes) if per_node else None)
+    if ntasks is None:
+        ntasks = job.ntasks if (job.ntasks and not req.get("nodes")) else len(nodes)
+    if not req.get("nodes") and ntasks < len(nodes):
+        nodes = nodes[:ntasks]
+    counts = block(ntasks, len(nodes))
+    cpt = req.get("cpus_per_task") or 1
+    cpus_of = dict(zip(job_nodes, job.alloc.cpus))
+    if any(c * cpt > cpus_of[n] for c, n in zip(counts, nodes)) and not req.get("overcommit"):
+        raise _fail(job_id, "More processors requested than permitted")
+    gpus_of = {names[n]: list(g) for n, g in zip(job.alloc.nodes, job.alloc.gpus)}
+    want_gpus = req.get("gpus_per_node")
+    gpus = {}
+    for n in nodes:
+        have = gpus_of[n]
+        if want_gpus is None:
+            gpus[n] = have
+        elif want_gpus > len(have):
+            raise _fail(job_id, "Requested node configuration is not available")
+        else:
+            gpus[n] = have[:want_gpus]
+    live = ctl.live[job_id]
+    step_id = live.next_step
+    live.next_step += 1
+    ctl.save_job(job)
+    step = {"step_id": step_id, "name": req.get("name") or "srun", "nodes": nodes, "tasks_per_node": counts,
+            "task_ids": task_ids(counts), "ntasks": ntasks, "gpus": sum(len(g) for g in gpus.values()),
+            "cpus": sum(c * cpt for c in counts), "state": "RUNNING", "start": ctl.clock()}
+    ctl.steps.setdefault(job_id, {})[step_id] = step
+    accounting.record_step(ctl, job, step)
+    await ctl.store.commit()
+    info = job_info(ctl, job)
+    return {
+        **step, "job": info, "step_gpus": gpus, "cpus_per_task": req.get("cpus_per_task"),
+        "addrs": {n: ctl.agents[n].addr for n in nodes},
+        "credential": ctl.signer.step_credential(job_id, step_id, job.restart_count, nodes, job.user),
+    }
+
+
+async def complete(ctl: "Controller", user: str, job_id: int, step_id: int, exit_code: int, signal: int) -> None:
+    job = ctl.job(job_id)
+    ctl.may_modify(user, job)
+    step = ctl.steps.get(job_id, {}).get(step_id)
+    if step is None or step["state"] != "RUNNING":
+        return
+    if signal:
+        state = "CANCELLED"
+    else:
+        state = "COMPLETED" if exit_code == 0 else "FAILED"
+    step.update(state=state, end=ctl.clock(), exit_code=exit_code, exit_signal=signal)
+    accounting.record_step(ctl, job, step)
+    await ctl.store.commit()

@@ -1,0 +1,69 @@
+"""``python -m minislurm.slurmd --name gpu01``: run one node agent in the foreground."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+
+from minislurm.core.slurmconf import load
+from minislurm.ctld.auth import load_key
+from minislurm.ctld.settings import controller_address, ctld_settings
+from minislurm.slurmd.agent import NodeAgent, serve
+from minislurm.slurmd.gpus import detect_nvidia
+
+
+async def run(args) -> None:
+    conf = Path(args.conf)
+    cfg = load(conf)
+    node = cfg.node(args.name)
+    if node is None:
+        raise SystemExit(f"slurmd: fatal: node {args.name} is not in {conf}")
+    settings = ctld_settings(cfg, conf)
+    _, addr, port = controller_address(cfg)
+    gpus = node.gpus if args.gpus is None else (detect_nvidia() if args.gpus == "auto" else int(args.gpus))
+    agent = NodeAgent(args.name, key=load_key(settings.key_file), ctld=args.ctld or f"{addr}:{port}",
+                      conf=str(conf.resolve()), cpus=args.cpus or node.cpus, memory=args.memory or node.real_memory,
+                      gpus=gpus, gpu_type=node.gpu_type, spool=args.spool or f"/tmp/minislurm-spool/{args.name}",
+                      bind=args.bind)
+    runner = await serve(agent, args.port)
+    logging.getLogger("minislurm.slurmd").info("slurmd %s listening on %s:%s", args.name, agent.bind, agent.port)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    for job in list(agent.jobs.values()):
+        await job.roots.stop(0)
+    await runner.cleanup()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="slurmd", description="minislurm node agent")
+    p.add_argument("--name", required=True, help="this node's NodeName")
+    p.add_argument("--conf", default=os.environ.get("SLURM_CONF"), help="slurm.conf")
+    p.add_argument("--ctld", help="controller host:port (default: from slurm.conf)")
+    p.add_argument("--gpus", help="GPU count to report, or 'auto' for nvidia-smi (default: as configured)")
+    p.add_argument("--cpus", type=int)
+    p.add_argument("--memory", type=int)
+    p.add_argument("--bind", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=0)
+    p.add_argument("--spool")
+    p.add_argument("--log-file")
+    p.add_argument("-v", "--verbose", action="store_true")
+    args = p.parse_args(argv)
+    if not args.conf:
+        print("slurmd: error: no slurm.conf (use --conf or set SLURM_CONF)", file=sys.stderr)
+        return 1
+    logging.basicConfig(filename=args.log_file, level=logging.DEBUG if args.verbose else logging.INFO,
+                        format=f"[%(asctime)s] {args.name} %(levelname)s: %(message)s")
+    asyncio.run(run(args))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,284 @@
+"""The node agent (like slurmd plus slurmstepd): runs batch scripts and step tasks on one node.
+
+It registers with the controller, then answers it: ``/ping`` (with the jobs it runs, for
+fencing), ``/jobs/launch``, ``/jobs/signal``, ``/jobs/terminate``.  ``srun`` talks to it
+directly with a step credential the controller signed: ``/steps/launch`` starts the tasks and
+streams their output back as JSON lines, ``/steps/signal`` forwards Ctrl-C and friends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal as _signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import aiohttp
+from aiohttp import web
+
+from minislurm.core.patterns import default_output, expand_pattern
+from minislurm.ctld.auth import AuthError, Signer
+from minislurm.slurmd import env as slurm_env
+from minislurm.slurmd.proc import (Identity, ProcessSet, become_subreaper, identity_for, open_output,
+                                   reap_orphans, spawn)
+from minislurm.slurmd.tasks import run_step
+
+log = logging.getLogger("minislurm.slurmd")
+
+
+@dataclass
+class LocalJob:
+    job_id: int
+    inc: int
+    batch: asyncio.subprocess.Process | None = None
+    stderr_path: str | None = None
+    steps: dict[int, ProcessSet] = field(default_factory=dict)
+    roots: ProcessSet = field(default_factory=ProcessSet)
+
+    def alive(self) -> bool:
+        return self.roots.alive()
+
+
+class NodeAgent:
+    def __init__(self, name: str, *, key: bytes, ctld: str, conf: str | None, cpus: int, memory: int,
+                 gpus: int, gpu_type: str | None = None, spool: str | Path = "/tmp/minislurm-spool",
+                 bind: str = "127.0.0.1"):
+        self.name, self.ctld, self.conf = name, ctld, conf
+        self.signer = Signer(key)
+        self.token = self.signer.node_token(name)
+        self.cpus, self.memory, self.gpus, self.gpu_type = cpus, memory, gpus, gpu_type
+        self.spool = Path(spool)
+        self.bind = bind
+        self.port = 0
+        self.jobs: dict[int, LocalJob] = {}
+        self.unreported: dict[tuple[int, int], tuple[int, int]] = {}
+        self.boot_time = time.time()
+        self._session: aiohttp.ClientSession | None = None
+
+    # -- talking to the controller -----------------------------------------------------
+    def _http(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(headers={"Authorization": f"Bearer {self.token}"},
+                                                  timeout=aiohttp.ClientTimeout(total=10))
+        return self._session
+
+    async def _post(self, path: str, payload: dict) -> dict | None:
+        try:
+            async with self._http().post(f"http://{self.ctld}/api/v1{path}", json=payload) as r:
+                return await r.json() if r.status == 200 else None
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError):
+            return None
+
+    def _running(self) -> list[list[int]]:
+        return [[j.job_id, j.inc] for j in self.jobs.values() if j.alive()]
+
+    async def register(self) -> None:
+        """Keep trying until the controller has heard us."""
+        delay = 0.1
+        while True:
+            reply = await self._post("/agents/register", {
+                "name": self.name, "addr": f"{self.bind}:{self.port}", "cpus": self.cpus, "memory": self.memory,
+                "gpus": self.gpus, "gpu_type": self.gpu_type, "boot_time": self.boot_time,
+                "jobs": self._running(), "finished": [[j, i, c, s] for (j, i), (c, s) in self.unreported.items()]})
+            if reply and reply.get("ok"):
+                log.info("%s registered with the controller at %s", self.name, self.ctld)
+                return
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 2.0)
+
+    async def _report_end(self, job: LocalJob, code: int, sig: int) -> None:
+        key = (job.job_id, job.inc)
+        self.unreported[key] = (code, sig)
+        delay = 0.2
+        while key in self.unreported:
+            reply = await self._post("/agents/job-ended", {"job_id": job.job_id, "inc": job.inc,
+                                                           "exit_code": code, "signal": sig})
+            if reply is not None:
+                self.unreported.pop(key, None)
+                return
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 5.0)
+
+    # -- batch jobs -------------------------------------------------------------------------
+    def _output(self, pattern: str, job: dict) -> str:
+        path = expand_pattern(pattern, job_id=job["job_id"], job_name=job["name"], user=job["user"],
+                              array_job_id=job.get("array_job_id"), array_task_id=job.get("array_task_id"),
+                              node=self.name, node_index=0, restart_count=job["restart_count"])
+        return path if path.startswith("/") else os.path.join(job["submit_dir"], path)
+
+    async def launch_batch(self, job: dict) -> dict:
+        try:
+            who = identity_for(job["user"])
+        except PermissionError as exc:
+            return {"ok": False, "error": str(exc)}
+        local = self.jobs.get(job["job_id"])
+        if local is not None and local.inc == job["inc"] and local.batch is not None:
+            return {"ok": True}  # a repeated request: already running
+        folder = self.spool / f"job{job['job_id']:05d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        script = folder / "slurm_script"
+        script.write_text(job["script"] or "#!/bin/sh\n")
+        script.chmod(0o700)
+        if who.uid is not None:
+            os.chown(folder, who.uid, who.gid)
+            os.chown(script, who.uid, who.gid)
+        array = job.get("array_job_id") is not None
+        out_path = self._output(job["stdout"] or default_output(array), job)
+        err_path = self._output(job["stderr"], job) if job.get("stderr") else out_path
+        try:
+            out = open_output(out_path, job["open_mode"], who)
+            err = out if err_path == out_path else open_output(err_path, job["open_mode"], who)
+            stdin = open(job["stdin"], "rb") if job.get("stdin") not in (None, "/dev/null") else None
+        except OSError as exc:
+            return {"ok": False, "error": f"could not open output: {exc}"}
+        env = slurm_env.batch_env(job, job["environment"], conf=self.conf)
+        try:
+            proc = await spawn([str(script), *job.get("argv", [])], env, job["submit_dir"], who, stdin=stdin, stdout=out, stderr=err)
+        except OSError as exc:
+            return {"ok": False, "error": f"could not start the batch script: {exc}"}
+        finally:
+            for f in {out, err} | ({stdin} if stdin else set()):
+                f.close()
+        local = LocalJob(job["job_id"], job["inc"], batch=proc, stderr_path=err_path)
+        local.roots.procs.append(proc)
+        self.jobs[job["job_id"]] = local
+        asyncio.get_running_loop().create_task(self._watch_batch(local))
+        return {"ok": True}
+
+    async def _watch_batch(self, job: LocalJob) -> None:
+        rc = await job.batch.wait()
+        code, sig = (rc, 0) if rc >= 0 else (0, -rc)
+        if rc > 128 and rc - 128 in (_signal.SIGTERM, _signal.SIGKILL, _signal.SIGINT):
+            code, sig = 0, rc - 128  # the shell reports a signal death as 128+n
+        await job.roots.stop(0)  # nothing of the job may outlive its script
+        await self._report_end(job, code, sig)
+        if self.jobs.get(job.job_id) is job:
+            del self.jobs[job.job_id]
+
+    async def terminate(self, job_id: int, inc: int, why: str | None, kill_wait: float) -> dict:
+        job = self.jobs.get(job_id)
+        if job is None or job.inc != inc:
+            return {"ok": True, "known": False}
+        if why and job.stderr_path:
+            stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+            text = f"slurmstepd: error: *** JOB {job_id} ON {self.name} CANCELLED AT {stamp}"
+            text += (f" DUE TO {why} ***\n" if why != "CANCELLED" else " ***\n")
+            try:
+                with open(job.stderr_path, "a") as f:
+                    f.write(text)
+            except OSError:
+                pass
+        asyncio.get_running_loop().create_task(job.roots.stop(kill_wait))
+        if job.batch is None:
+            self.jobs.pop(job_id, None)
+        return {"ok": True, "known": True}
+
+    def signal_job(self, job_id: int, inc: int, signum: int, target: str) -> dict:
+        """``target``: steps, batch (the shell alone), batch_tree or all (see Controller.signal_job)."""
+        job = self.jobs.get(job_id)
+        if job is None or job.inc != inc:
+            return {"ok": True, "known": False}
+        batch_alive = job.batch is not None and job.batch.returncode is None
+        if target == "batch" and batch_alive:
+            os.kill(job.batch.pid, signum)
+        if target in ("steps", "all"):
+            for step in job.steps.values():
+                step.signal(signum)
+        if target in ("batch_tree", "all") and batch_alive:
+            ProcessSet([job.batch]).signal(signum)
+        return {"ok": True, "known": True}
+
+    # -- steps -------------------------------------------------------------------------------
+    def check_credential(self, token: str) -> dict:
+        claims = self.signer.verify(token)
+        if self.name not in claims.get("nodes", ()):
+            raise AuthError("credential is not for this node")
+        return claims
+
+    def step_processes(self, job_id: int, inc: int, step_id: int) -> ProcessSet:
+        job = self.jobs.get(job_id)
+        if job is None or job.inc != inc:
+            job = self.jobs[job_id] = LocalJob(job_id, inc)
+        return job.steps.setdefault(step_id, ProcessSet())
+
+    def step_done(self, job_id: int, step_id: int) -> None:
+        job = self.jobs.get(job_id)
+        if job is not None:
+            job.steps.pop(step_id, None)
+            job.roots.procs = [p for p in job.roots.procs if p.returncode is None]
+            if job.batch is None and not job.steps:
+                del self.jobs[job_id]
+
+    def tracked(self) -> set[int]:
+        return {p.pid for j in self.jobs.values() for p in j.roots.procs}
+
+
+def make_app(agent: NodeAgent) -> web.Application:
+    def verify_ctld(request: web.Request) -> None:
+        header = request.headers.get("Authorization", "")
+        try:
+            if not agent.signer.verify(header.removeprefix("Bearer ")).get("ctld"):
+                raise AuthError("not the controller")
+        except AuthError as exc:
+            raise web.HTTPUnauthorized(text=json.dumps({"error": str(exc)}), content_type="application/json")
+
+    async def ping(request):
+        verify_ctld(request)
+        reap_orphans(agent.tracked())
+        return web.json_response({"jobs": agent._running(), "finished": [
+            [j, i, c, s] for (j, i), (c, s) in agent.unreported.items()]})
+
+    async def launch(request):
+        verify_ctld(request)
+        return web.json_response(await agent.launch_batch(await request.json()))
+
+    async def terminate(request):
+        verify_ctld(request)
+        b = await request.json()
+        return web.json_response(await agent.terminate(int(b["job_id"]), int(b["inc"]), b.get("why"),
+                                                       float(b.get("kill_wait", 30))))
+
+    async def signal_job(request):
+        verify_ctld(request)
+        b = await request.json()
+        return web.json_response(agent.signal_job(int(b["job_id"]), int(b["inc"]), int(b["signal"]),
+                                                  b.get("target", "steps")))
+
+    async def step_launch(request):
+        return await run_step(agent, request)
+
+    async def step_signal(request):
+        b = await request.json()
+        try:
+            claims = agent.check_credential(b.get("credential", ""))
+        except AuthError as exc:
+            return web.json_response({"error": str(exc)}, status=401)
+        job = agent.jobs.get(claims["job"])
+        step = job.steps.get(claims["step"]) if job else None
+        if step is not None:
+            step.signal(int(b["signal"]))
+        return web.json_response({"ok": True})
+
+    app = web.Application(client_max_size=16 * 1024 * 1024)
+    app.router.add_get("/ping", ping)
+    app.router.add_post("/jobs/launch", launch)
+    app.router.add_post("/jobs/terminate", terminate)
+    app.router.add_post("/jobs/signal", signal_job)
+    app.router.add_post("/steps/launch", step_launch)
+    app.router.add_post("/steps/signal", step_signal)
+    return app
+
+
+async def serve(agent: NodeAgent, port: int = 0) -> web.AppRunner:
+    become_subreaper()
+    runner = web.AppRunner(make_app(agent), access_log=None, shutdown_timeout=1.0)
+    await runner.setup()
+    site = web.TCPSite(runner, agent.bind, port, reuse_address=True)
+    await site.start()
+    agent.port = site._server.sockets[0].getsockname()[1]
+    asyncio.get_running_loop().create_task(agent.register())
+    return runner

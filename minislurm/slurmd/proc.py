@@ -1,0 +1,172 @@
+"""Starting and stopping a job's processes on one node (like slurmstepd with proctrack/linuxproc).
+
+Each batch script and each task starts in its own session (a new process group), as the
+submitting user when the agent runs as root.  Stopping a job signals every group it owns
+and every descendant found in /proc (so a child that left its group is not forgotten):
+SIGCONT + SIGTERM, then SIGKILL after KillWait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pwd
+import signal
+from dataclasses import dataclass, field
+from pathlib import Path
+
+TASK_PID_WRAPPER = 'export SLURM_TASK_PID=$$; exec "$@"'
+
+
+@dataclass
+class Identity:
+    uid: int | None = None  # None: run as the agent's own user
+    gid: int | None = None
+    name: str = ""
+    home: str = "/"
+
+
+def identity_for(user: str) -> Identity:
+    """Who to run as.  Only root can switch; otherwise the agent's own user runs everything."""
+    if os.geteuid() != 0:
+        return Identity(name=user)
+    try:
+        pw = pwd.getpwnam(user)
+    except KeyError:
+        raise PermissionError(f"user {user} not found on this node") from None
+    return Identity(pw.pw_uid, pw.pw_gid, pw.pw_name, pw.pw_dir)
+
+
+def open_output(path: str, mode: str, who: Identity):
+    """Open an output file as Slurm does: created if needed, truncated unless ``append``."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if mode == "append" else os.O_TRUNC)
+    fd = os.open(path, flags, 0o644)
+    if who.uid is not None:
+        os.fchown(fd, who.uid, who.gid)
+    return os.fdopen(fd, "ab" if mode == "append" else "wb", buffering=0)
+
+
+async def spawn(argv: list[str], env: dict[str, str], cwd: str, who: Identity, *, stdin=None,
+                stdout=None, stderr=None) -> asyncio.subprocess.Process:
+    """Start ``argv`` in a new session with SLURM_TASK_PID set to its own pid."""
+    kw = {}
+    if who.uid is not None:
+        kw.update(user=who.uid, group=who.gid, extra_groups=os.getgrouplist(who.name, who.gid))
+    if not os.path.isdir(cwd):
+        cwd = who.home if os.path.isdir(who.home) else "/tmp"
+    return await asyncio.create_subprocess_exec(
+        "/bin/sh", "-c", TASK_PID_WRAPPER, "task", *argv, env=env, cwd=cwd, start_new_session=True,
+        stdin=stdin if stdin is not None else asyncio.subprocess.DEVNULL, stdout=stdout, stderr=stderr, **kw)
+
+
+def _scan() -> list[tuple[int, int, int, bytes]]:
+    """(pid, parent, session, state) of every process, from /proc."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+            out.append((int(entry), int(fields[1]), int(fields[3]), fields[0]))
+        except (OSError, IndexError, ValueError):
+            continue
+    return out
+
+
+def members(roots: set[int]) -> set[int]:
+    """Live processes of the sessions started at ``roots``, and every descendant of the roots.
+
+    Sessions catch children orphaned by their parent's exit (the agent is their subreaper);
+    descendants catch a child that started a session of its own.
+    """
+    table = _scan()
+    children: dict[int, list[int]] = {}
+    todo = list(roots)
+    for pid, parent, sid, state in table:
+        children.setdefault(parent, []).append(pid)
+        if sid in roots and state != b"Z":
+            todo.append(pid)
+    found: set[int] = set()
+    while todo:
+        pid = todo.pop()
+        if pid not in found:
+            found.add(pid)
+            todo.extend(children.get(pid, ()))
+    return found
+
+
+def become_subreaper() -> None:
+    """Orphaned job processes are re-parented to the agent instead of init, so none escape."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
+def reap_orphans(tracked: set[int]) -> None:
+    """Collect exited orphans (not the processes asyncio is waiting for)."""
+    me = os.getpid()
+    for pid, parent, _, state in _scan():
+        if parent == me and state == b"Z" and pid not in tracked:
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+
+
+@dataclass
+class ProcessSet:
+    """The root processes of one job (or step) on this node."""
+
+    procs: list[asyncio.subprocess.Process] = field(default_factory=list)
+
+    def pids(self) -> set[int]:
+        return {p.pid for p in self.procs}
+
+    def alive(self) -> bool:
+        return any(p.returncode is None for p in self.procs)
+
+    def signal(self, signum: int) -> None:
+        targets = members(self.pids())
+        for p in self.procs:
+            try:
+                os.killpg(p.pid, signum)
+            except (ProcessLookupError, PermissionError):
+                pass
+        for pid in targets:
+            try:
+                os.kill(pid, signum)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    async def stop(self, kill_wait: float) -> None:
+        """SIGCONT and SIGTERM, then SIGKILL after ``kill_wait`` seconds for whatever remains."""
+        everyone = members(self.pids())
+        self.signal(signal.SIGCONT)
+        self.signal(signal.SIGTERM)
+        waited = 0.0
+        while waited < kill_wait and (self.alive() or _any_alive(everyone)):
+            await asyncio.sleep(0.05)
+            waited += 0.05
+        everyone |= members(self.pids())
+        self.signal(signal.SIGKILL)
+        for pid in everyone:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
+def _any_alive(pids: set[int]) -> bool:
+    for pid in pids:
+        try:
+            os.kill(pid, 0)
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                if f.read().rsplit(b")", 1)[1].split()[0] != b"Z":
+                    return True
+        except (ProcessLookupError, PermissionError, OSError):
+            continue
+    return False
