@@ -6,8 +6,17 @@ import argparse
 import sys
 
 COMMANDS = {
+    "cluster": ("minislurm.cli.cluster", "start, inspect or stop a local cluster (up, status, down)"),
+    "env": ("minislurm.cli.env", "print shell lines that put sbatch, squeue, ... on PATH"),
     "sbatch": ("minislurm.cli.sbatch", "submit a batch script"),
     "srun": ("minislurm.cli.srun", "run a parallel step"),
+    "squeue": ("minislurm.cli.squeue", "view the queue"),
+    "scancel": ("minislurm.cli.scancel", "cancel or signal jobs"),
+    "sinfo": ("minislurm.cli.sinfo", "view nodes and partitions"),
+    "sacct": ("minislurm.cli.sacct", "view accounting records"),
+    "scontrol": ("minislurm.cli.scontrol", "view and change jobs, nodes, reservations"),
+    "sprio": ("minislurm.cli.sprio", "view the priority factors of pending jobs"),
+    "sshare": ("minislurm.cli.sshare", "view fair-share usage"),
     "sim": ("minislurm.cli.sim", "replay a workload trace in the simulator"),
     "demo": ("minislurm.cli.demo", "the guided tour (README's main command)"),
 }
@@ -33,7 +42,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """argparse that reports errors the way Slurm's tools do (``prog: error: ...``, exit 1)."""
+    """argparse that reports errors the way Slurm's tools do (``prog: error: ...``, exit 1).
+
+    ``-h`` is left free: squeue, sinfo and sacct use it for ``--noheader``; help is ``--help``.
+    """
+
+    def __init__(self, *args, **kwargs):
+        kwargs["add_help"] = False
+        super().__init__(*args, **kwargs)
+        self.add_argument("--help", action="help", help="show this help and exit")
 
     def error(self, message: str):  # noqa: D401 - argparse hook
         self.exit(1, f"{self.prog}: error: {message}\n")

@@ -38,7 +38,7 @@ def _job_ids(words: list[str]) -> list[tuple[str, list[int] | None]]:
 
 
 def main(argv: list[str]) -> int:
-    p = ArgumentParser(prog="scancel", add_help=True)
+    p = ArgumentParser(prog="scancel")
     p.add_argument("job_ids", nargs="*")
     p.add_argument("-s", "--signal")
     p.add_argument("-u", "--user")

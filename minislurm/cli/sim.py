@@ -32,9 +32,16 @@ def parser() -> ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
-    for name in ("nodes", "cpus_per_node", "bf_max_job_test"):
-        if getattr(args, name) < 1:
-            print(f"minislurm sim: error: --{name.replace('_', '-')} must be at least 1", file=sys.stderr)
+    checks = [(name, "must be at least 1", lambda v: v >= 1)
+              for name in ("nodes", "cpus_per_node", "bf_max_job_test", "limit_jobs")]
+    checks += [("gpus_per_node", "must not be negative", lambda v: v >= 0),
+               ("repair_hours", "must not be negative", lambda v: v >= 0)]
+    checks += [(name, "must be a positive number", lambda v: 0 < v < float("inf"))
+               for name in ("bf_interval", "mtbf_hours", "checkpoint_interval")]
+    for name, rule, ok in checks:
+        value = getattr(args, name)
+        if value is not None and not ok(value):
+            print(f"minislurm sim: error: --{name.replace('_', '-')} {rule}", file=sys.stderr)
             return 1
     from minislurm.sim.replay import ReplayOptions, replay
 

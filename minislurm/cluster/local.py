@@ -90,6 +90,8 @@ class LocalCluster:
             from minislurm.cluster.netns import Network
             self._net = Network(f"ms{os.getpid() % 10000}", [n.name for n in self.config.nodes])
             self._net.create()
+            self.dir.mkdir(parents=True, exist_ok=True)
+            (self.dir / "netns").write_text(" ".join([self._net.tag, *self._net.nodes]) + "\n")
         self._write_files()
         py = sys.executable
         self._spawn("slurmctld", [py, "-m", "minislurm.ctld", "--conf", str(self.conf_path)])
@@ -149,6 +151,7 @@ class LocalCluster:
         if self._net:
             self._net.destroy()
             self._net = None
+            (self.dir / "netns").unlink(missing_ok=True)
 
     def __enter__(self) -> "LocalCluster":
         return self.up()

@@ -83,6 +83,9 @@ class Job:
     end_time: float | None = None
     alloc: Allocation | None = None
     restart_count: int = 0
+    # The dependency can never be met (DependencyNeverSatisfied), kept even if a target is
+    # requeued; set by ClusterState.settle_dependencies, as slurmctld marks DEPEND_FAILED.
+    dependency_failed: bool = False
     exit_code: int = 0  # the job's exit code, 0-255
     exit_signal: int = 0  # the signal that ended it, 0 if none (sacct's ExitCode is "code:signal")
     spec: object = None  # the parsed request (a JobSpec) the job came from, when there is one

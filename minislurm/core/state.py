@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Mapping
 
 import numpy as np
 
 from minislurm.core.cluster import ClusterConfig, PartitionConfig
-from minislurm.core.job import Allocation, Job
+from minislurm.core.job import Allocation, Dependency, Job
 from minislurm.core.nodes import NodeTable
 from minislurm.core.reservation import AdvanceReservation
 from minislurm.core.states import JobState, Reason
@@ -123,6 +124,27 @@ class ClusterState:
         job.hold = hold
         self.pending[job.job_id] = job
         self.reprioritized()
+
+    def settle_dependencies(self, settled: Mapping[int, str | Dependency]) -> None:
+        """Record the dependency results a pass found final (``PassResult.settled``).
+
+        ``"ok"`` clears the dependency (scontrol then shows ``Dependency=(null)``); ``"never"``
+        marks it failed for good, so a requeued target cannot revive it; a
+        :class:`Dependency` replaces the job's with the items still unsettled.  Call it after
+        every pass, main or backfill, as the pass itself changes nothing.
+        """
+        for job_id, outcome in settled.items():
+            job = self.jobs.get(job_id)
+            if job is None:
+                continue
+            if outcome == "ok":
+                job.dependency = None
+            elif outcome == "never":
+                job.dependency_failed = True
+            else:
+                job.dependency = outcome
+        if settled:
+            self.touch()
 
     # -- nodes and reservations -----------------------------------------------------
     def add_reservation(self, resv: AdvanceReservation) -> None:

@@ -16,6 +16,7 @@ from aiohttp import web
 
 from minislurm.core import errors
 from minislurm.core.errors import SlurmError
+from minislurm.core.hostlist import compress
 from minislurm.core.patterns import expand_pattern
 from minislurm.core.states import JobState
 from minislurm.core.views import job_view, node_view, partition_view
@@ -85,9 +86,12 @@ def _job_id(request: web.Request) -> int:
 
 def _full_job(ctl: Controller, job) -> dict:
     live = ctl.live[job.job_id]
-    extra = {"work_dir": live.work_dir, "command": live.command, "batch": live.batch,
+    extra = {"work_dir": live.work_dir, "command": live.command, "batch": live.batch, "uid": live.uid,
+             "gid": live.gid, "qos": "normal", "submit_host": live.submit_host,
+             "array_max_tasks": job.array_max_running,
+             "ntasks_per_node": getattr(job.spec, "ntasks_per_node", None),
              "expected_start": ctl.expected.get(job.job_id),
-             "sched_nodes": ",".join(ctl.state.nodes.names[n] for n in ctl.sched_nodes.get(job.job_id, ()))}
+             "sched_nodes": compress(ctl.state.nodes.names[n] for n in ctl.sched_nodes.get(job.job_id, ()))}
     for key, pattern in (("stdout", live.stdout), ("stderr", live.stderr or live.stdout)):
         if live.batch and pattern:
             node = ctl.state.nodes.names[job.alloc.nodes[0]] if job.alloc else ""
@@ -205,7 +209,8 @@ def _node_views(ctl: Controller) -> list[dict]:
     out = []
     for n, name in enumerate(ctl.state.nodes.names):
         view = node_view(ctl.state, n, parts_of.get(name, []))
-        view["addr"] = ctl.agents[name].addr
+        addr = ctl.agents[name].addr
+        view["addr"] = addr.rsplit(":", 1)[0] if addr else None
         if not ctl.agents[name].registered and not ctl.state.nodes.down[n]:
             view["state"] = "unk"
         out.append(view)
@@ -255,7 +260,8 @@ async def shares(request: web.Request) -> web.Response:
     rows = [asdict(r) for r in book.rows(ctl.clock())] if book else []
     for r in rows:
         r.update({k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()})
-    return web.json_response({"shares": rows})
+    parents = {a.account: a.parent for a in book.tree.nodes.values() if a.user is None} if book else {}
+    return web.json_response({"shares": rows, "parents": parents})
 
 
 # -- tokens, config, reservations -----------------------------------------------------------

@@ -178,6 +178,9 @@ class Controller:
             return
         now = self.clock()
         result = schedule(self.state, now, backfill_cycle=backfill)
+        self.state.settle_dependencies(result.settled)
+        for job_id in result.settled:
+            self.save_job(self.state.jobs[job_id])
         for job_id, reason in result.reasons.known.items():
             self.state.jobs[job_id].reason = reason
         if backfill:

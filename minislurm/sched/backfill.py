@@ -6,6 +6,11 @@ and each that cannot gets a promise (a reservation of whole nodes from its earli
 possible start for its whole time limit) when that start lies within ``bf_window``.
 A later job can therefore never push back the planned start of an earlier one.
 
+A ``-w`` job is planned exactly: its promise holds all its listed nodes plus other nodes up
+to its node count, from the first time they are all free together.  A throttled array task
+(``%N``) neither starts nor gets a promise, and the throttle counts the tasks started earlier
+in the same pass.
+
 EASY (``easy=True``) promises only to the first blocked job of each partition, so later
 jobs may start in front of every other waiting job.  It is not a Slurm option; it is here
 so lessons and replays can compare the two.
@@ -19,7 +24,7 @@ import numpy as np
 
 from minislurm.core.job import Job
 from minislurm.core.states import Reason
-from minislurm.sched.eligibility import blocked_reason
+from minislurm.sched.eligibility import required_nodes
 from minislurm.sched.plan import NEVER, Plan
 from minislurm.sched.select.cons_tres import request, request_key
 
@@ -49,11 +54,14 @@ def run(work: "Pass", order: list[Job], easy: bool = False,
             continue
         why = work.reason.get(job.job_id)
         if why is None:  # the main stage never reached it
-            why = blocked_reason(job, state, now)
+            why = work.blocked(job)
             if why is not None:
                 work.reason[job.job_id] = why
                 continue
         elif why not in (Reason.RESOURCES, Reason.PRIORITY, Reason.RESERVED_FOR_OTHER):
+            continue
+        elif job.array_max_running is not None and work.blocked(job) == Reason.ARRAY_TASK_LIMIT:
+            work.reason[job.job_id] = Reason.ARRAY_TASK_LIMIT  # a task started earlier in this cycle
             continue
         if job.reservation is not None:
             continue  # runs only inside its reservation, placed by the main stage
@@ -61,14 +69,15 @@ def run(work: "Pass", order: list[Job], easy: bool = False,
             break
         tested += 1
         req = request(job, state.nodes)
+        required = required_nodes(job, state)
         ready = plan.ready_times(request_key(job), req).copy()
         ready[~work.allowed(job, honour_reservations=False)] = NEVER
         duration = plan.grid(job.time_limit) if job.time_limit != float("inf") else NEVER
-        found = plan.earliest_start(ready, job.num_nodes, duration)
+        found = plan.earliest_start(ready, job.num_nodes, duration, required)
         if found is not None and found[0] <= plan.now and _fits_reservation(work, job, now):
             chosen = np.zeros(len(ready), dtype=bool)
             chosen[found[1]] = True
-            alloc = work.free.place(job, req, chosen & work.free.fits(req) & work.allowed(job))
+            alloc = work.free.place(job, req, chosen & work.free.fits(req) & work.allowed(job), required)
             if alloc is not None:
                 work.start(job, alloc, backfilled=True)
                 job_view = _Running(job, alloc, now)

@@ -2,11 +2,17 @@
 
 Returns Slurm's pending reason for the first obstacle found, or ``None`` when only
 resources (and higher-priority jobs) stand in the way.
+
+A pass hands in what it already knows: the dependency results of its up-front sweep
+(:func:`minislurm.sched.depend.sweep`) and the array tasks it has started so far, since the
+``%N`` throttle counts those too (slurmctld bumps ``tot_run_tasks`` at each start).
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from collections.abc import Mapping
 
 from minislurm.core.hostlist import compress
 from minislurm.core.job import Job
@@ -16,11 +22,16 @@ from minislurm.sched import depend
 from minislurm.sched.select.cons_tres import type_mask
 
 
-def blocked_reason(job: Job, state: ClusterState, now: float) -> str | None:
+def blocked_reason(job: Job, state: ClusterState, now: float, deps: Mapping[int, str] | None = None,
+                   array_started: Mapping[int, int] | None = None) -> str | None:
     if job.hold:
         return Reason.HELD_ADMIN if job.hold == "admin" else Reason.HELD_USER
+    if job.dependency_failed:
+        return Reason.DEPENDENCY_NEVER
     if job.dependency is not None:
-        dep = depend.status(job, state.jobs, state.array_tasks)
+        dep = deps.get(job.job_id) if deps is not None else None
+        if dep is None:
+            dep = depend.status(job, state.jobs, state.array_tasks)
         if dep == depend.WAIT:
             return Reason.DEPENDENCY
         if dep == depend.NEVER:
@@ -37,7 +48,10 @@ def blocked_reason(job: Job, state: ClusterState, now: float) -> str | None:
     if job.num_nodes > part.max_nodes or job.num_nodes > len(part.nodes):
         return Reason.PARTITION_NODE_LIMIT
     if job.array_max_running is not None and job.array_job_id is not None:
-        if state.array_running[job.array_job_id] >= job.array_max_running:
+        running = state.array_running.get(job.array_job_id, 0)
+        if array_started:
+            running += array_started.get(job.array_job_id, 0)
+        if running >= job.array_max_running:
             return Reason.ARRAY_TASK_LIMIT
     if job.reservation is not None:
         resv = state.reservations.get(job.reservation)
@@ -51,11 +65,21 @@ def blocked_reason(job: Job, state: ClusterState, now: float) -> str | None:
     return None
 
 
+def required_nodes(job: Job, state: ClusterState) -> np.ndarray | None:
+    """The ``-w`` nodes as sorted node indices, or None.  They are a floor, not a limit:
+    the job gets all of them plus other allowed nodes up to its node count."""
+    if not job.req_nodes:
+        return None
+    idx = state.nodes.index
+    return np.array(sorted(idx[n] for n in job.req_nodes if n in idx), dtype=np.int64)
+
+
 def node_filter(job: Job, state: ClusterState, now: float, base: np.ndarray,
                 honour_reservations: bool = True) -> np.ndarray:
     """The nodes this job may be placed on now: its partition's usable nodes (``base``), minus
-    ``-x``, limited to ``-w`` and its GPU type, and minus advance reservations it may not use.
+    ``-x``, limited to its GPU type, and minus advance reservations it may not use.
 
+    ``-w`` does not narrow it (see :func:`required_nodes`; placement forces those nodes in).
     A reservation blocks a node from the moment the job would overlap its window.
     """
     mask = base
@@ -68,10 +92,6 @@ def node_filter(job: Job, state: ClusterState, now: float, base: np.ndarray,
         for name in job.exc_nodes:
             if name in nodes.index:
                 mask[nodes.index[name]] = False
-    if job.req_nodes:
-        only = np.zeros(len(nodes), dtype=bool)
-        only[[nodes.index[n] for n in job.req_nodes if n in nodes.index]] = True
-        mask = mask & only
     if not state.reservations:
         return mask
     end = now + job.time_limit

@@ -101,12 +101,16 @@ class Plan:
         self.r_end = np.insert(self.r_end, at, min(end, NEVER))
         self.r_node, self.r_start = self.r_key >> _SHIFT, self.r_key & NEVER
 
-    def earliest_start(self, ready: np.ndarray, k: int, duration: int) -> tuple[int, np.ndarray] | None:
+    def earliest_start(self, ready: np.ndarray, k: int, duration: int,
+                       required: np.ndarray | None = None) -> tuple[int, np.ndarray] | None:
         """The first time ``k`` nodes are each ready and unpromised for ``duration`` seconds.
 
         ``ready`` comes from :meth:`ready_times`, with NEVER for nodes the job may not use.
-        Returns the start and the chosen node indices (lowest-numbered first), or None.
+        ``required`` (``-w`` node indices) must all be among the ``k``.  Returns the start
+        and the chosen node indices (lowest-numbered first), or None.
         """
+        if required is not None and len(required):
+            return self._earliest_with(ready, max(k, len(required)), duration, required)
         nodes = np.flatnonzero(ready < NEVER)
         if len(nodes) < k:
             return None
@@ -114,6 +118,28 @@ class Plan:
             times = ready[nodes]
             start = int(np.partition(times, k - 1)[k - 1])
             return start, nodes[times <= start][:k]
+        c_node, c_time, last = self._windows(ready, nodes, duration)
+        if len(c_node) < k:
+            return None
+        if k == 1:
+            start = int(c_time.min())
+            return start, c_node[c_time == start].min(keepdims=True)
+        order, times, count = self._sweep(c_time, last)
+        hit = np.flatnonzero(count >= k)
+        if not len(hit):
+            return None
+        start = int(times[order[hit[0]]])
+        inside = (c_time <= start) & (last >= start)
+        chosen = np.unique(c_node[inside])[:k]
+        return start, chosen
+
+    def _windows(self, ready: np.ndarray, nodes: np.ndarray,
+                 duration: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each usable window as (node, first start, last start): a job of ``duration`` may
+        start on ``node`` at any time in [first, last] without touching a promise.  A node's
+        windows never overlap, since promises on one node never do."""
+        if not len(self.r_key):
+            return nodes, ready[nodes], np.full(len(nodes), NEVER, dtype=np.int64)
         # Candidate starts: when a node becomes ready, and when each promise on it ends.
         r_node, r_start = self.r_node, self.r_start
         later = (ready[r_node] < NEVER) & (self.r_end > ready[r_node]) & (self.r_end < NEVER)
@@ -131,24 +157,39 @@ class Plan:
         has_next = (j < len(self.r_key)) & (r_node[jj] == c_node)
         last = np.where(has_next, r_start[jj] - duration, NEVER)
         keep = ~blocked
-        c_node, c_time, last = c_node[keep], c_time[keep], last[keep]
-        if len(c_node) < k:
-            return None
-        if k == 1:
-            start = int(c_time.min())
-            return start, c_node[c_time == start].min(keepdims=True)
-        # Sweep: +1 when a node's usable window opens, -1 just after it closes.
+        return c_node[keep], c_time[keep], last[keep]
+
+    @staticmethod
+    def _sweep(c_time: np.ndarray, last: np.ndarray, weight: np.ndarray | None = None):
+        """Events in time order (+1 when a window opens, -1 just after it closes, closings
+        first at equal times) and the running count of open windows (of ``weight``-ed ones
+        only, when given).  Returns (order, event times, count)."""
         times = np.concatenate([c_time, last + 1])
         steps = np.concatenate([np.ones(len(c_time), np.int64), -np.ones(len(last), np.int64)])
         order = np.lexsort((steps, times))
-        count = np.cumsum(steps[order])
-        hit = np.flatnonzero(count >= k)
+        if weight is not None:
+            steps = steps * np.concatenate([weight, weight])
+        return order, times, np.cumsum(steps[order])
+
+    def _earliest_with(self, ready: np.ndarray, k: int, duration: int,
+                       required: np.ndarray) -> tuple[int, np.ndarray] | None:
+        """:meth:`earliest_start` for a ``-w`` job: the first time every required node and
+        ``k - len(required)`` others are open together."""
+        r = len(required)
+        if (ready[required] >= NEVER).any():
+            return None
+        c_node, c_time, last = self._windows(ready, np.flatnonzero(ready < NEVER), duration)
+        is_req = np.zeros(len(ready), dtype=np.int64)
+        is_req[required] = 1
+        order, times, count = self._sweep(c_time, last)
+        _, _, req_count = self._sweep(c_time, last, is_req[c_node])
+        hit = np.flatnonzero((req_count >= r) & (count - req_count >= k - r))
         if not len(hit):
             return None
         start = int(times[order[hit[0]]])
         inside = (c_time <= start) & (last >= start)
-        chosen = np.unique(c_node[inside])[:k]
-        return start, chosen
+        others = np.unique(c_node[inside & (is_req[c_node] == 0)])[: k - r]
+        return start, np.sort(np.concatenate([required, others]))
 
     def room_now(self, usable: np.ndarray) -> bool:
         """Could any job at all start now?  Not if every usable node is full or promised."""

@@ -5,12 +5,16 @@
 
 The main stage is Slurm's main scheduler (sched/builtin): strict priority order, and once a
 job in a partition cannot start, nothing behind it in that partition may start either
-(it gets ``Priority``; the job that did not fit gets ``Resources``).  The backfill stage is
+(it gets ``Priority``; the job that did not fit gets ``Resources``).  Two kinds of job do not
+block their partition (slurmctld's ``_schedule``): one whose ``-w`` list covers its node count
+only withholds those nodes from the rest of the pass, and one in an advance reservation only
+blocks later jobs of the same reservation.  The backfill stage is
 :mod:`minislurm.sched.backfill`.  The live controller runs a main-only pass on every event and
 a full pass every ``bf_interval``; the simulator does the same on its clock.
 
 Nothing here changes the :class:`~minislurm.core.state.ClusterState` it reads: the caller
-applies :attr:`PassResult.starts` itself.
+applies :attr:`PassResult.starts` and records :attr:`PassResult.settled` with
+:meth:`~minislurm.core.state.ClusterState.settle_dependencies`.
 """
 
 from __future__ import annotations
@@ -20,11 +24,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from minislurm.core.job import Allocation, Job
+from minislurm.core.job import Allocation, Dependency, Job
 from minislurm.core.state import ClusterState
 from minislurm.core.states import Reason
-from minislurm.sched import backfill
-from minislurm.sched.eligibility import blocked_reason, node_filter
+from minislurm.sched import backfill, depend
+from minislurm.sched.eligibility import blocked_reason, node_filter, required_nodes
 from minislurm.sched.select.cons_tres import FreeResources, request
 
 
@@ -69,6 +73,8 @@ class PassResult:
     reasons: Reasons
     expected_start: dict[int, float] = field(default_factory=dict)  # what squeue --start shows
     planned_nodes: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    # Dependencies found final this pass: "ok", "never", or the narrower Dependency left.
+    settled: dict[int, str | Dependency] = field(default_factory=dict)
 
 
 def priority_order(state: ClusterState) -> list[Job]:
@@ -101,6 +107,9 @@ class Pass:
         self.starts: list[Start] = []
         self.started: dict[int, Job] = {}
         self.reason: dict[int, str] = {}
+        self.array_started: dict[int, int] = {}  # array job id -> tasks started this pass
+        # Every dependency tested once, on the state before this pass starts anything.
+        self.deps, self.settled = depend.sweep(state)
         self._bases: dict[str, np.ndarray] = {}
 
     def allowed(self, job: Job, honour_reservations: bool = True) -> np.ndarray:
@@ -109,16 +118,24 @@ class Pass:
             base = self._bases[job.partition] = self.state.partition_mask(job.partition) & self.state.nodes.usable
         return node_filter(job, self.state, self.now, base, honour_reservations)
 
+    def blocked(self, job: Job) -> str | None:
+        """:func:`blocked_reason`, told what this pass already knows."""
+        return blocked_reason(job, self.state, self.now, self.deps, self.array_started)
+
     def start(self, job: Job, alloc: Allocation, backfilled: bool) -> None:
         self.free.take(alloc)
         self.starts.append(Start(job.job_id, alloc, backfilled))
         self.started[job.job_id] = job
+        if job.array_job_id is not None:
+            self.array_started[job.array_job_id] = self.array_started.get(job.array_job_id, 0) + 1
 
-    def why_not_now(self, job: Job) -> str:
+    def why_not_now(self, job: Job, required: np.ndarray | None, withheld: np.ndarray | None) -> str:
         """``Resources``, unless only an advance reservation stands in the way."""
         if self.state.reservations and job.reservation is None:
             fits = self.free.fits(request(job, self.state.nodes)) & self.allowed(job, False)
-            if fits.sum() >= job.num_nodes:
+            if withheld is not None:
+                fits &= ~withheld
+            if (required is None or fits[required].all()) and fits.sum() >= job.num_nodes:
                 return Reason.RESERVED_FOR_OTHER
         return Reason.RESOURCES
 
@@ -131,25 +148,36 @@ def schedule(state: ClusterState, now: float, *, backfill_cycle: bool = True,
     work = Pass(state, now)
     order = priority_order(state)
     blocked_parts: set[str] = set()
+    failed_resv: set[str] = set()
+    withheld: np.ndarray | None = None  # -w nodes of jobs that could not start
     n_parts = len(state.partitions)
     for job in order:
         if len(blocked_parts) >= n_parts:
             break
-        why = blocked_reason(job, state, now)
+        why = work.blocked(job)
         if why is not None:
             work.reason[job.job_id] = why
             continue
-        if job.partition in blocked_parts:
+        if job.reservation in failed_resv or (job.reservation is None and job.partition in blocked_parts):
             work.reason[job.job_id] = Reason.PRIORITY
             continue
         req = request(job, state.nodes)
+        required = required_nodes(job, state)
         candidates = work.free.fits(req) & work.allowed(job)
-        alloc = work.free.place(job, req, candidates)
+        if withheld is not None:
+            candidates &= ~withheld
+        alloc = work.free.place(job, req, candidates, required)
         if alloc is not None:
             work.start(job, alloc, backfilled=False)
             continue
-        work.reason[job.job_id] = work.why_not_now(job)
-        blocked_parts.add(job.partition)
+        work.reason[job.job_id] = work.why_not_now(job, required, withheld)
+        if required is not None and len(required) >= job.num_nodes:
+            withheld = np.zeros(len(state.nodes), dtype=bool) if withheld is None else withheld
+            withheld[required] = True
+        elif job.reservation is not None:
+            failed_resv.add(job.reservation)
+        else:
+            blocked_parts.add(job.partition)
 
     result_expected: dict[int, float] = {}
     planned: dict[int, tuple[int, ...]] = {}
@@ -160,4 +188,4 @@ def schedule(state: ClusterState, now: float, *, backfill_cycle: bool = True,
 
     reasons = Reasons(state, now, set(work.started))
     reasons.known = {j: r for j, r in work.reason.items() if j not in work.started}
-    return PassResult(now, work.starts, reasons, result_expected, planned)
+    return PassResult(now, work.starts, reasons, result_expected, planned, work.settled)

@@ -107,7 +107,8 @@ def build_jobs(spec: JobSpec, state: ClusterState, *, user: str, now: float,
     members = [cfg.node(n) for n in part.nodes if cfg.node(n)]
     max_cpus = max((n.cpus for n in members), default=0)
     max_gpus = max((n.gpus for n in members), default=0)
-    nodes, tasks, per_node = _layout(spec, max_cpus, max_gpus, gpus, gpu_kind, len(set(spec.nodelist or ())))
+    listed = len(set(spec.nodelist or ()))
+    nodes, tasks, per_node = _layout(spec, max_cpus, max_gpus, gpus, gpu_kind, listed)
     if nodes < 1 or (spec.nodes_max is not None and spec.nodes_max < nodes):
         raise SlurmError(errors.INVALID_NODE_COUNT)
     if spec.ntasks is not None and spec.nodes_min and spec.ntasks < spec.nodes_min:

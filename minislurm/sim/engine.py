@@ -17,6 +17,7 @@ from collections.abc import Iterable
 
 import simpy
 
+from minislurm.core import errors
 from minislurm.core.cluster import ClusterConfig
 from minislurm.core.job import Job, Shape
 from minislurm.core.state import ClusterState
@@ -41,6 +42,7 @@ class Simulator:
         self.rejected: list[tuple[int, str]] = []
         self.passes = {"main": 0, "backfill": 0}
         self._work_done: dict[int, float] = {}  # checkpointed seconds of work per job
+        self._dead: set[int] = set()  # nodes that died and are not yet noticed
         self._main_due = self._bf_due = False
         self._dirty = False
         self._outstanding = 0
@@ -64,7 +66,15 @@ class Simulator:
         if self.failures:
             for n in range(len(self.state.nodes)):
                 self.env.process(self._node_life(n))
-        self.env.run(until=self._finished)
+        try:
+            self.env.run(until=self._finished)
+        except RuntimeError:  # simpy ran out of events: some jobs can never start
+            if self._finished.triggered or not self.state.pending:
+                raise
+            job = min(self.state.pending.values(), key=lambda j: j.job_id)
+            raise ValueError(f"{len(self.state.pending)} jobs can never start, e.g. trace job "
+                             f"{job.name} ({job.num_nodes} nodes of {job.shape}): the cluster "
+                             "cannot host it now and nothing left to happen will change that") from None
         if self._bar:
             self._bar.close()
         self.wall_s = time.perf_counter() - t0
@@ -83,10 +93,22 @@ class Simulator:
         st, now = self.state, self.env.now
         job = Job(st.new_job_id(), user=tj.user, account=tj.account, partition=partition, name=str(tj.job_id),
                   submit_time=now, time_limit=tj.time_limit, num_nodes=tj.nodes,
-                  shape=Shape(cpus=tj.cpus_per_node, mem=tj.mem_per_node, gpus=tj.gpus_per_node))
-        capable = fits_capacity(job, st.nodes) & st.partition_mask(partition)
-        if partition not in st.partitions or capable.sum() < job.num_nodes:
-            self.rejected.append((tj.job_id, "Requested node configuration is not available"))
+                  shape=Shape(cpus=tj.cpus_per_node, mem=tj.mem_per_node, gpus=tj.gpus_per_node),
+                  requeue=st.config.job_requeue)
+        # What could never start is refused at submission (EnforcePartLimits), not left pending.
+        part = st.partitions.get(partition)
+        why = None
+        if part is None:
+            why = errors.INVALID_PARTITION
+        elif part.state in ("DOWN", "INACTIVE"):
+            why = errors.PART_CONFIG_UNAVAILABLE
+        elif job.time_limit > part.max_time:
+            why = errors.INVALID_TIME_LIMIT
+        elif (job.num_nodes > part.max_nodes
+              or (fits_capacity(job, st.nodes) & st.partition_mask(partition)).sum() < job.num_nodes):
+            why = errors.NODE_CONFIG_UNAVAILABLE
+        if why is not None:
+            self.rejected.append((tj.job_id, why))
             self._done_one()
             return
         job.priority = priority.initial(job, st, now)
@@ -115,7 +137,7 @@ class Simulator:
         if not self._bf_due and cfg.policy != "fifo":
             self._bf_due = True
             tick = cfg.bf_interval
-            nxt = (math.floor(self.env.now / tick) + 1) * tick
+            nxt = math.ceil(self.env.now / tick) * tick  # a change on a tick is seen by that tick
             self.env.timeout(nxt - self.env.now).callbacks.append(self._backfill_pass)
 
     def _main_pass(self, _event) -> None:
@@ -149,6 +171,8 @@ class Simulator:
     def _end(self, job: Job, incarnation: int, completed: bool) -> None:
         if job.restart_count != incarnation or job.state is not JobState.RUNNING:
             return  # this run was already ended by a node failure
+        if any(n in self._dead for n in job.alloc.nodes):
+            return  # its node died: the run ends when the controller notices (_node_down)
         now = self.env.now
         state = JobState.COMPLETED if completed else JobState.TIMEOUT
         self._segment(job, state.name, lost=0.0)
@@ -170,7 +194,9 @@ class Simulator:
         while True:
             yield self.env.timeout(self.failures.next_failure(rng))
             died = self.env.now
+            self._dead.add(n)
             yield self.env.timeout(timeout)  # the controller notices after SlurmdTimeout
+            self._dead.discard(n)
             self._node_down(n, died)
             yield self.env.timeout(max(self.failures.repair_s - timeout, 0))
             self.state.nodes.set_down(n, False)

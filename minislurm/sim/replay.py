@@ -54,10 +54,20 @@ def replay(opts: ReplayOptions, out: str | Path | None) -> dict:
     read = read_trace(opts.trace, opts.fmt, cores_per_node=first.cpus, gpus_per_node=first.gpus,
                       limit=opts.limit_jobs)
     opts.warnings.extend(read.warnings)
+    if not read.jobs:
+        why = f" ({read.skipped} unusable lines skipped)" if read.skipped else ""
+        raise ValueError(f"no jobs to replay in {opts.trace}{why}")
     failures = FailureModel(opts.mtbf_h * 3600, opts.repair_h * 3600, opts.seed) if opts.mtbf_h else None
     sim = Simulator(cfg, read.jobs, failures=failures,
                     checkpoint_interval=opts.checkpoint_interval_s, progress=opts.progress)
     records = sim.run()
+    if sim.rejected:
+        reasons: dict[str, list[int]] = {}
+        for job_id, why in sim.rejected:
+            reasons.setdefault(why, []).append(job_id)
+        for why, ids in reasons.items():
+            opts.warnings.append(f"{len(ids)} job{'s' if len(ids) != 1 else ''} rejected at "
+                                 f"submission: {why} (first: trace job {ids[0]})")
     summary = metrics.summarize(records, sim.capacity, policy=opts.policy, wall_s=sim.wall_s)
     summary.update(trace=str(opts.trace), format=read.fmt, skipped_lines=read.skipped,
                    rejected=len(sim.rejected), nodes=len(cfg.nodes),

@@ -1,9 +1,10 @@
 """select/cons_tres: consumable trackable resources (CPUs, memory, GPUs) counted per node.
 
 A job asks for ``num_nodes`` nodes that can each give its :class:`~minislurm.core.job.Shape`.
-Nodes are shared between jobs unless the job is ``--exclusive``.  Among the nodes that fit,
-the lowest-numbered are taken (Slurm orders by node Weight, then by position, when weights
-are equal), and on each node the lowest free GPU indices.
+Nodes are shared between jobs unless the job is ``--exclusive``.  The ``-w`` nodes are taken
+first (all of them, or nothing); the rest are the lowest-numbered nodes that fit (Slurm orders
+by node Weight, then by position, when weights are equal), and on each node the lowest free
+GPU indices.
 """
 
 from __future__ import annotations
@@ -60,11 +61,27 @@ class FreeResources:
         cpu, mem, gpu = req
         return (self.cpu >= cpu) & (self.mem >= mem) & (self.gpu >= gpu)
 
-    def place(self, job: Job, req: Request, candidates: np.ndarray) -> Allocation | None:
-        """Choose ``job.num_nodes`` of the candidate nodes and concrete GPUs on each, or None."""
-        chosen = np.flatnonzero(candidates)[: job.num_nodes]
-        if len(chosen) < job.num_nodes:
-            return None
+    def place(self, job: Job, req: Request, candidates: np.ndarray,
+              required: np.ndarray | None = None) -> Allocation | None:
+        """Choose ``job.num_nodes`` of the candidate nodes and concrete GPUs on each, or None.
+
+        ``required`` (node indices, from ``-w``) must all be candidates; they count towards
+        the node count and the others fill up the rest.
+        """
+        if required is not None and len(required):
+            if not candidates[required].all():
+                return None
+            rest = candidates.copy()
+            rest[required] = False
+            extra = max(0, job.num_nodes - len(required))
+            others = np.flatnonzero(rest)[:extra]
+            if len(others) < extra:
+                return None
+            chosen = np.sort(np.concatenate([required, others]))
+        else:
+            chosen = np.flatnonzero(candidates)[: job.num_nodes]
+            if len(chosen) < job.num_nodes:
+                return None
         cpu, mem, gpu = req
         cpus, mems, gpus = [], [], []
         for n in chosen:

@@ -1,0 +1,211 @@
+"""scontrol: look at and change the cluster (show, update, requeue, hold, release, token, reservations)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from minislurm.client import Client, ClientError
+from minislurm.core.hostlist import HostlistError, compress, expand
+from minislurm.core.timefmt import parse_begin, parse_time_limit
+
+USAGE = """usage: scontrol <command> [...]
+  show job|node|partition|reservation|config [ID]   show hostnames [LIST]   show hostlist[sorted] LIST
+  update NodeName=N State=DOWN|DRAIN|RESUME Reason=..   update JobId=N TimeLimit=..|Nice=..|Partition=..
+  requeue|requeuehold|hold|uhold|release JOBID[,JOBID...]   token [username=U] [lifespan=S]
+  create reservation ReservationName=R Nodes=.. StartTime=now Duration=.. Users=..   delete reservation R"""
+
+
+def _pairs(words: list[str]) -> dict[str, str]:
+    out = {}
+    for w in words:
+        key, sep, value = w.partition("=")
+        if not sep:
+            raise ValueError(f"Invalid input: {w}")
+        out[key] = value
+    return out
+
+
+def _lookup(pairs: dict[str, str], *names: str) -> str | None:
+    for k, v in pairs.items():
+        if k.lower() in names:
+            return v
+    return None
+
+
+def _show(client: Client, what: str, arg: str | None) -> int:
+    from minislurm.cli.fmt import scontrol as fmt
+    kind = what.lower()
+    if kind in ("hostnames", "hostname"):
+        expr = arg or os.environ.get("SLURM_JOB_NODELIST")
+        if not expr:
+            print("scontrol: error: No hostlist specified", file=sys.stderr)
+            return 1
+        print("\n".join(expand(expr)))
+        return 0
+    if kind in ("hostlist", "hostlistsorted"):
+        print(compress(expand(arg or ""), sort=kind == "hostlistsorted"))
+        return 0
+    if kind in ("job", "jobs"):
+        query = {"ids": arg.split("_")[0]} if arg else None
+        jobs = client.call("GET", "/jobs", query=query)["jobs"]
+        if arg and "_" in arg:
+            jobs = [j for j in jobs if j["display_id"] == arg]
+        if arg and not jobs:
+            print("slurm_load_jobs error: Invalid job id specified", file=sys.stderr)
+            return 1
+        if not jobs:
+            print("No jobs in the system")
+            return 0
+        now = time.time()
+        print("\n".join(fmt.show_job(j, now=now) for j in sorted(jobs, key=lambda j: j["job_id"])))
+        return 0
+    if kind in ("node", "nodes"):
+        nodes = client.call("GET", "/nodes")["nodes"]
+        if arg:
+            wanted = set(expand(arg))
+            nodes = [n for n in nodes if n["name"] in wanted]
+            if not nodes:
+                print(f"Node {arg} not found", file=sys.stderr)
+                return 1
+        print("\n".join(fmt.show_node(n) for n in nodes))
+        return 0
+    if kind in ("partition", "partitions"):
+        parts = client.call("GET", "/partitions")["partitions"]
+        if arg:
+            parts = [p for p in parts if p["name"] == arg]
+            if not parts:
+                print(f"Partition {arg} not found", file=sys.stderr)
+                return 1
+        print("\n".join(fmt.show_partition(p) for p in parts))
+        return 0
+    if kind in ("config",):
+        items = client.call("GET", "/config")["config"]
+        print(f"Configuration data as of {time.strftime('%Y-%m-%dT%H:%M:%S')}")
+        width = max(len(k) for k in items)
+        for k, v in items.items():
+            print(f"{k:<{width}} = {v}")
+        return 0
+    if kind in ("reservation", "reservations", "res"):
+        resvs = client.call("GET", "/reservations")["reservations"]
+        if arg:
+            resvs = [r for r in resvs if r["name"] == arg]
+        if not resvs:
+            print("No reservations in the system")
+            return 0
+        print("\n".join(fmt.show_reservation(r) for r in resvs))
+        return 0
+    print(f"scontrol: error: invalid entity: {what} for keyword:show", file=sys.stderr)
+    return 1
+
+
+def _job_action(client: Client, action: str, arg: str) -> int:
+    status = 0
+    for text in arg.split(","):
+        try:
+            job_id = int(text.split("_")[0])
+            if action in ("requeue", "requeuehold"):
+                client.call("POST", f"/jobs/{job_id}/requeue", {"hold": action == "requeuehold"})
+            elif action in ("hold", "uhold"):
+                client.call("POST", f"/jobs/{job_id}/hold", {"kind": "user" if action == "uhold" else None})
+            else:
+                client.call("POST", f"/jobs/{job_id}/release")
+        except ValueError:
+            print(f"Invalid job id specified for job {text}", file=sys.stderr)
+            status = 1
+        except ClientError as exc:
+            print(f"{exc} for job {text}", file=sys.stderr)
+            status = 1
+    return status
+
+
+def _reservation_fields(pairs: dict[str, str]) -> dict:
+    now = time.time()
+    fields: dict = {}
+    for key, value in pairs.items():
+        k = key.lower()
+        if k in ("reservationname", "reservation"):
+            fields["name"] = value
+        elif k == "nodes":
+            fields["nodes"] = value
+        elif k == "starttime":
+            fields["start"] = None if value.lower() == "now" else parse_begin(value, now)
+        elif k == "endtime":
+            fields["end"] = parse_begin(value, now)
+        elif k == "duration":
+            minutes = parse_time_limit(value)
+            fields["duration"] = None if minutes == float("inf") else minutes * 60
+        elif k in ("users", "user"):
+            fields["users"] = value
+        elif k in ("accounts", "account"):
+            fields["accounts"] = value
+        elif k == "flags":
+            fields["flags"] = value
+        else:
+            raise ValueError(f"Invalid input: {key}")
+    return fields
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0 if argv else 1
+    cmd, rest = argv[0].lower(), argv[1:]
+    try:
+        if cmd == "show" and rest and rest[0].lower() in ("hostnames", "hostname", "hostlist", "hostlistsorted"):
+            return _show(None, rest[0], rest[1] if len(rest) > 1 else None)  # needs no controller
+        client = Client()
+        if cmd == "show":
+            if not rest:
+                print("scontrol: error: too few arguments for keyword:show", file=sys.stderr)
+                return 1
+            return _show(client, rest[0], rest[1] if len(rest) > 1 else None)
+        if cmd in ("requeue", "requeuehold", "hold", "uhold", "release"):
+            if not rest:
+                print(f"scontrol: error: too few arguments for keyword:{cmd}", file=sys.stderr)
+                return 1
+            return _job_action(client, cmd, rest[-1])
+        if cmd == "token":
+            pairs = _pairs(rest)
+            reply = client.call("POST", "/token", {"username": _lookup(pairs, "username"),
+                                                   "lifespan": _lookup(pairs, "lifespan")})
+            print(f"SLURM_JWT={reply['token']}")
+            return 0
+        if cmd == "update":
+            pairs = _pairs(rest)
+            node = _lookup(pairs, "nodename", "node")
+            job = _lookup(pairs, "jobid", "job")
+            resv = _lookup(pairs, "reservationname", "reservation")
+            if node:
+                client.call("POST", "/nodes/update", {"names": expand(node), "state": _lookup(pairs, "state"),
+                                                      "reason": _lookup(pairs, "reason")})
+            elif job:
+                fields = {k: v for k, v in pairs.items() if k.lower() not in ("jobid", "job")}
+                client.call("POST", f"/jobs/{int(job.split('_')[0])}/update", fields)
+            elif resv:
+                fields = _reservation_fields({k: v for k, v in pairs.items()
+                                              if k.lower() not in ("reservationname", "reservation")})
+                client.call("POST", f"/reservations/{resv}", fields)
+            else:
+                print("scontrol: error: No valid entity in update command", file=sys.stderr)
+                return 1
+            return 0
+        if cmd == "create" and rest and rest[0].lower() in ("reservation", "res"):
+            name = client.call("POST", "/reservations", _reservation_fields(_pairs(rest[1:])))["name"]
+            print(f"Reservation created: {name}")
+            return 0
+        if cmd == "delete" and rest and rest[0].lower() in ("reservation", "res"):
+            pairs = _pairs(rest[1:]) if any("=" in w for w in rest[1:]) else {"ReservationName": rest[1]}
+            client.call("DELETE", f"/reservations/{_lookup(pairs, 'reservationname', 'reservation')}")
+            return 0
+    except ClientError as exc:
+        where = {"update": "slurm_update error", "create": "Error creating the reservation",
+                 "delete": "Error deleting the reservation", "token": "scontrol: error"}.get(cmd, "scontrol: error")
+        print(f"{where}: {exc}", file=sys.stderr)
+        return 1
+    except (ValueError, HostlistError, IndexError) as exc:
+        print(f"scontrol: error: {exc}", file=sys.stderr)
+        return 1
+    print(f"scontrol: error: Invalid command: {argv[0]}", file=sys.stderr)
+    return 1

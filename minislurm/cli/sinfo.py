@@ -1,0 +1,47 @@
+"""sinfo: view partitions and nodes."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from minislurm.cli.fmt.sinfo import format_partitions
+from minislurm.cli.main import ArgumentParser
+from minislurm.client import Client, ClientError
+from minislurm.core.hostlist import expand
+
+
+def main(argv: list[str]) -> int:
+    p = ArgumentParser(prog="sinfo")
+    p.add_argument("-o", "--format")
+    p.add_argument("-N", "--Node", action="store_true")
+    p.add_argument("-l", "--long", action="store_true")
+    p.add_argument("-s", "--summarize", action="store_true")
+    p.add_argument("-R", "--list-reasons", action="store_true")
+    p.add_argument("-h", "--noheader", action="store_true")
+    p.add_argument("-p", "--partition")
+    p.add_argument("-n", "--nodes")
+    p.add_argument("-e", "--exact", action="store_true")
+    p.add_argument("-t", "--states")
+    args = p.parse_args(argv)
+    client = Client()
+    try:
+        parts = client.call("GET", "/partitions")["partitions"]
+        nodes = client.call("GET", "/nodes")["nodes"]
+    except ClientError as exc:
+        print(f"sinfo: error: {exc}", file=sys.stderr)
+        return 1
+    if args.partition:
+        wanted = set(args.partition.split(","))
+        parts = [x for x in parts if x["name"] in wanted]
+    if args.nodes:
+        names = set(expand(args.nodes))
+        nodes = [n for n in nodes if n["name"] in names]
+    if args.states:
+        want = {s.lower() for s in args.states.split(",")}
+        nodes = [n for n in nodes if n["state"] in want or (n["state"] == "mix" and "mixed" in want)
+                 or (n["state"] == "alloc" and "allocated" in want)]
+    sys.stdout.write(format_partitions(parts, nodes, fmt=args.format, node_oriented=args.Node, long=args.long,
+                                       summarize=args.summarize, list_reasons=args.list_reasons,
+                                       noheader=args.noheader, exact=args.exact, now=time.time()))
+    return 0

@@ -1,0 +1,45 @@
+"""sprio: why is one pending job ahead of another?  The weighted priority factors of each."""
+
+from __future__ import annotations
+
+import sys
+from types import SimpleNamespace
+
+from minislurm.cli.fmt.sprio import format_sprio
+from minislurm.cli.main import ArgumentParser
+from minislurm.client import Client, ClientError
+
+
+def main(argv: list[str]) -> int:
+    p = ArgumentParser(prog="sprio")
+    p.add_argument("-l", "--long", action="store_true")
+    p.add_argument("-h", "--noheader", action="store_true")
+    p.add_argument("-o", "--format")
+    p.add_argument("-j", "--jobs")
+    p.add_argument("-u", "--user")
+    p.add_argument("-w", "--weights", action="store_true")
+    args = p.parse_args(argv)
+    try:
+        reply = Client().call("GET", "/priorities")
+        weights = Client().call("GET", "/config")["config"]
+    except ClientError as exc:
+        print(f"sprio: error: {exc}", file=sys.stderr)
+        return 1
+    w = {"age": weights.get("PriorityWeightAge", 0), "fairshare": weights.get("PriorityWeightFairShare", 0),
+         "jobsize": weights.get("PriorityWeightJobSize", 0), "partition": weights.get("PriorityWeightPartition", 0)}
+    if args.weights:
+        print("          JOBID PARTITION   PRIORITY       SITE        AGE  FAIRSHARE    JOBSIZE  PARTITION")
+        print(f"        Weights                               1 {w['age']:>10} {w['fairshare']:>10} "
+              f"{w['jobsize']:>10} {w['partition']:>10}")
+        return 0
+    rows = [SimpleNamespace(**r) for r in reply["factors"]]
+    if args.jobs:
+        ids = {int(x) for x in args.jobs.split(",")}
+        rows = [r for r in rows if r.job_id in ids]
+    if args.user:
+        rows = [r for r in rows if r.user in args.user.split(",")]
+    if reply["type"] == "priority/basic":
+        print("sprio: error: You are not running a supported priority plugin (priority/basic).", file=sys.stderr)
+        return 1
+    sys.stdout.write(format_sprio(rows, long=args.long, noheader=args.noheader, weights=w, fmt=args.format))
+    return 0

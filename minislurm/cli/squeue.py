@@ -1,0 +1,66 @@
+"""squeue: view the job queue, in Slurm's columns."""
+
+from __future__ import annotations
+
+import getpass
+import sys
+import time
+
+from minislurm.cli.fmt.squeue import format_jobs
+from minislurm.cli.main import ArgumentParser
+from minislurm.client import Client, ClientError
+from minislurm.core.states import JobState
+
+DEFAULT_STATES = {"PENDING", "RUNNING", "COMPLETING", "SUSPENDED"}
+
+
+def _states(text: str) -> set[str] | None:
+    if text.lower() == "all":
+        return None
+    return {JobState.parse(s).name for s in text.split(",") if s}
+
+
+def main(argv: list[str]) -> int:
+    p = ArgumentParser(prog="squeue")
+    p.add_argument("-o", "--format")
+    p.add_argument("-O", "--Format")
+    p.add_argument("-h", "--noheader", action="store_true")
+    p.add_argument("-u", "--user")
+    p.add_argument("--me", action="store_true")
+    p.add_argument("-j", "--jobs")
+    p.add_argument("-p", "--partition")
+    p.add_argument("-t", "--states")
+    p.add_argument("-l", "--long", action="store_true")
+    p.add_argument("--start", action="store_true")
+    p.add_argument("-S", "--sort")
+    p.add_argument("-r", "--array", action="store_true")
+    p.add_argument("-a", "--all", action="store_true")
+    p.add_argument("-i", "--iterate", type=float)
+    args = p.parse_args(argv)
+    try:
+        states = _states(args.states) if args.states else DEFAULT_STATES
+    except ValueError as exc:
+        print(f"squeue: error: {exc}", file=sys.stderr)
+        return 1
+    query = {"user": getpass.getuser() if args.me else args.user, "partition": args.partition,
+             "ids": ",".join(x.split("_")[0] for x in args.jobs.split(",")) if args.jobs else None}
+    client = Client()
+    while True:
+        try:
+            reply = client.call("GET", "/jobs", query=query)
+        except ClientError as exc:
+            print(f"squeue: error: {exc}", file=sys.stderr)
+            print("slurm_load_jobs error: Unable to contact slurm controller (connect failure)", file=sys.stderr)
+            return 1
+        jobs = [j for j in reply["jobs"] if states is None or j["state"] in states]
+        if args.jobs and not jobs and not reply["jobs"]:
+            print("slurm_load_jobs error: Invalid job id specified", file=sys.stderr)
+            return 1
+        sys.stdout.write(format_jobs(jobs, fmt=args.format, long=args.long, start=args.start,
+                                     noheader=args.noheader, now=reply.get("now", time.time()), sort=args.sort,
+                                     array=args.array, long_format=args.Format))
+        sys.stdout.flush()
+        if not args.iterate:
+            return 0
+        time.sleep(args.iterate)
+        print()

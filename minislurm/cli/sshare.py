@@ -1,0 +1,32 @@
+"""sshare: fair-share shares and decayed usage per account and user."""
+
+from __future__ import annotations
+
+import getpass
+import sys
+from types import SimpleNamespace
+
+from minislurm.cli.fmt.sshare import format_sshare
+from minislurm.cli.main import ArgumentParser
+from minislurm.client import Client, ClientError
+
+
+def main(argv: list[str]) -> int:
+    p = ArgumentParser(prog="sshare")
+    p.add_argument("-a", "--all", action="store_true")
+    p.add_argument("-l", "--long", action="store_true")
+    p.add_argument("-n", "--noheader", action="store_true")
+    p.add_argument("-u", "--users")
+    p.add_argument("-P", "--parsable2", action="store_true")
+    p.add_argument("-p", "--parsable", action="store_true")
+    args = p.parse_args(argv)
+    try:
+        reply = Client().call("GET", "/shares")
+    except ClientError as exc:
+        print(f"sshare: error: {exc}", file=sys.stderr)
+        return 1
+    rows = [SimpleNamespace(**r) for r in reply["shares"]]
+    users = args.users.split(",") if args.users else [getpass.getuser()]
+    sys.stdout.write(format_sshare(rows, all_users=args.all, noheader=args.noheader, parents=reply.get("parents"),
+                                   users=users, parsable=args.parsable, parsable2=args.parsable2))
+    return 0
