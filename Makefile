@@ -10,7 +10,7 @@ $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.txt
-	$(PY) -m pip install -q --no-deps -e .
+	$(PY) -m pip install -q --no-deps -e . --config-settings editable_mode=compat
 	touch $(STAMP)
 
 demo: $(STAMP)

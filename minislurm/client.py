@@ -1,6 +1,9 @@
 """The commands' way to the controller: find it, authenticate, call the API.
 
-Kept to the standard library (http.client, json) so that ``sbatch`` starts in milliseconds.
+Every command pays for what it imports before it can do anything, and ``sbatch`` should take
+a few tens of milliseconds, so this speaks the little HTTP/1.1 it needs over a plain socket
+(a JSON body with Content-Length, keep-alive) instead of importing http.client, which pulls in
+the email and ssl packages.
 The controller is found through ``$SLURM_CONF`` (else ``~/.minislurm/cluster/slurm.conf``):
 its ``SlurmctldHost=name(addr)`` and ``SlurmctldPort``.  The token is ``$SLURM_JWT``, else the
 file ``tokens/<user>`` beside slurm.conf, which ``minislurm cluster up`` writes for its user.
@@ -9,12 +12,11 @@ file ``tokens/<user>`` beside slurm.conf, which ``minislurm cluster up`` writes 
 from __future__ import annotations
 
 import getpass
-import http.client
 import json
 import os
 import re
+import socket
 from pathlib import Path
-from urllib.parse import urlencode
 
 DEFAULT_DIR = Path.home() / ".minislurm" / "cluster"
 PREFIX = "/api/v1"
@@ -64,48 +66,96 @@ def find_token(path: Path | None = None) -> str | None:
         return None
 
 
+def _quote(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-._~" else "".join(f"%{b:02X}" for b in c.encode())
+                   for c in str(text))
+
+
 class Client:
     def __init__(self, conf: Path | None = None, token: str | None = None, timeout: float = 60.0):
         self.conf = conf or conf_path()
         self.host, self.port = controller_address(self.conf)
         self.token = token or find_token(self.conf)
         self.timeout = timeout
-        self._conn: http.client.HTTPConnection | None = None
+        self._sock: socket.socket | None = None
+        self._buf = b""
 
-    def _connection(self) -> http.client.HTTPConnection:
-        if self._conn is None:
-            self._conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
-        return self._conn
+    def _connect(self) -> socket.socket:
+        if self._sock is None:
+            self._sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
+            self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self._buf = b""
+        return self._sock
+
+    def _read_until(self, sock: socket.socket, marker: bytes) -> bytes:
+        while marker not in self._buf:
+            chunk = sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("connection closed by the controller")
+            self._buf += chunk
+        head, _, self._buf = self._buf.partition(marker)
+        return head
+
+    def _read_exactly(self, sock: socket.socket, n: int) -> bytes:
+        while len(self._buf) < n:
+            chunk = sock.recv(max(65536, n - len(self._buf)))
+            if not chunk:
+                raise ConnectionError("connection closed by the controller")
+            self._buf += chunk
+        body, self._buf = self._buf[:n], self._buf[n:]
+        return body
+
+    def _exchange(self, request: bytes, timeout: float | None) -> tuple[int, bytes]:
+        sock = self._connect()
+        sock.settimeout(timeout or self.timeout)
+        sock.sendall(request)
+        head = self._read_until(sock, b"\r\n\r\n").decode("latin-1").split("\r\n")
+        status = int(head[0].split()[1])
+        headers = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in head[1:])}
+        if headers.get("transfer-encoding", "").lower() == "chunked":
+            body = b""
+            while True:
+                size = int(self._read_until(sock, b"\r\n").split(b";")[0], 16)
+                body += self._read_exactly(sock, size)
+                self._read_until(sock, b"\r\n")
+                if size == 0:
+                    break
+        else:
+            body = self._read_exactly(sock, int(headers.get("content-length", "0")))
+        if headers.get("connection", "").lower() == "close":
+            self.close()
+        return status, body
 
     def call(self, method: str, path: str, body: dict | None = None, query: dict | None = None,
              timeout: float | None = None) -> dict:
-        url = PREFIX + path + ("?" + urlencode({k: v for k, v in query.items() if v is not None}) if query else "")
-        headers = {"Content-Type": "application/json"}
+        url = PREFIX + path
+        if query:
+            pairs = [f"{_quote(k)}={_quote(v)}" for k, v in query.items() if v is not None]
+            url += "?" + "&".join(pairs) if pairs else ""
+        data = json.dumps(body).encode() if body is not None else b""
+        lines = [f"{method} {url} HTTP/1.1", f"Host: {self.host}:{self.port}", f"Content-Length: {len(data)}",
+                 "Content-Type: application/json"]
         if self.token:
-            headers["Authorization"] = f"Bearer {self.token}"
-        data = json.dumps(body).encode() if body is not None else None
-        for attempt in (1, 2):  # a kept-alive connection the server closed is retried once
-            conn = self._connection()
-            if timeout is not None:
-                conn.timeout = timeout
+            lines.append(f"Authorization: Bearer {self.token}")
+        request = ("\r\n".join(lines) + "\r\n\r\n").encode() + data
+        for attempt in (1, 2):  # a kept-alive connection the server had closed is retried once
+            reused = self._sock is not None
             try:
-                conn.request(method, url, body=data, headers=headers)
-                resp = conn.getresponse()
-                payload = resp.read()
+                status, payload = self._exchange(request, timeout)
                 break
-            except (ConnectionError, http.client.HTTPException, TimeoutError, OSError) as exc:
+            except (OSError, ValueError, IndexError) as exc:
                 self.close()
-                if attempt == 2 or isinstance(exc, (TimeoutError, ConnectionRefusedError)):
+                if attempt == 2 or not reused or isinstance(exc, TimeoutError):
                     raise ClientError(f"Unable to contact slurm controller (connect failure): {exc}") from None
         try:
             reply = json.loads(payload) if payload else {}
         except ValueError:
-            raise ClientError(f"Unexpected reply from the controller (HTTP {resp.status})", resp.status) from None
-        if resp.status >= 400:
-            raise ClientError(reply.get("error", f"HTTP {resp.status}"), resp.status)
+            raise ClientError(f"Unexpected reply from the controller (HTTP {status})", status) from None
+        if status >= 400:
+            raise ClientError(reply.get("error", f"HTTP {status}"), status)
         return reply
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-from pathlib import Path
 
 from aiohttp import web
 
@@ -330,8 +329,9 @@ async def ping(request: web.Request) -> web.Response:
 
 
 async def openapi(request: web.Request) -> web.Response:
-    return web.Response(text=(Path(__file__).with_name("openapi.json")).read_text(),
-                        content_type="application/json")
+    """This API's OpenAPI 3 description."""
+    from minislurm.ctld.openapi import build
+    return web.json_response(build(request.app, PREFIX))
 
 
 def make_app(ctl: Controller) -> web.Application:
