@@ -1,8 +1,9 @@
-"""``minislurm demo``: replay real traces with each scheduling policy and write the charts.
+"""``minislurm demo``: the README's main command.
 
-Until the live cluster exists this is the main job: the HPC2N log (a real 120-node Slurm-era
-cluster, 57 days) under FIFO, EASY and conservative backfill, and a month of the Philly GPU
-trace with node failures, on 320 nodes x 8 GPUs.
+Part 1 is a short live tour (:mod:`minislurm.cli.tour`): a local GPU cluster, jobs, squeue,
+sacct.  Part 2 replays real traces with the same scheduling policy: the HPC2N log (a real
+120-node cluster, 57 days) under FIFO, EASY and conservative backfill, and a month of the
+Philly GPU trace with node failures, on 320 nodes x 8 GPUs.
 """
 
 from __future__ import annotations
@@ -24,7 +25,13 @@ def _row(name: str, s: dict) -> str:
 def main(argv: list[str]) -> int:
     p = ArgumentParser(prog="minislurm demo", description=__doc__.splitlines()[0])
     p.add_argument("--out", default="out/demo", help="where to write results (default: out/demo)")
+    p.add_argument("--sim-only", action="store_true", help="skip the live cluster tour")
     args = p.parse_args(argv)
+    if not args.sim_only:
+        from minislurm.cli.tour import tour
+        print("== Part 1: a live minislurm cluster ==\n")
+        tour()
+        print("== Part 2: the same scheduler replaying real traces ==\n")
     from minislurm.sim.replay import ReplayOptions, replay
 
     out = Path(args.out)
