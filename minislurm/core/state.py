@@ -35,6 +35,7 @@ class ClusterState:
         self.version = 0  # bumped on every change the scheduler could care about
         self.order_epoch = 0  # bumped when the queue order may change (see reprioritized)
         self.order_cache: tuple[int, list[Job]] | None = None
+        self.order_new: list[Job] = []  # queued since the order was last sorted
         self._part_masks: dict[str, np.ndarray] = {}
 
     # -- lookups -------------------------------------------------------------------
@@ -72,7 +73,8 @@ class ClusterState:
         self.pending[job.job_id] = job
         if job.array_job_id is not None:
             self.array_tasks[job.array_job_id].append(job.job_id)
-        self.reprioritized()
+        self.order_new.append(job)
+        self.touch()
         return job
 
     def start(self, job: Job, alloc: Allocation, now: float) -> None:

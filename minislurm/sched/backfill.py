@@ -84,15 +84,14 @@ def run(work: "Pass", order: list[Job], easy: bool = False,
                 plan.add_running(job_view)
                 continue
         work.reason.setdefault(job.job_id, Reason.PRIORITY)
-        if found is None or found[0] > horizon:
-            continue  # no promise beyond the window: Slurm logs "No reservation created"
-        if easy and job.partition in promised_parts:
-            continue
-        start, nodes = found
-        plan.reserve(nodes, start, min(start + duration, NEVER))
-        promised_parts.add(job.partition)
-        expected[job.job_id] = float(max(start, now))
-        planned[job.job_id] = tuple(int(n) for n in nodes)
+        # No promise beyond the window (Slurm logs "No reservation created"), and under
+        # EASY none after the partition's first.
+        if found is not None and found[0] <= horizon and not (easy and job.partition in promised_parts):
+            start, nodes = found
+            plan.reserve(nodes, start, min(start + duration, NEVER))
+            promised_parts.add(job.partition)
+            expected[job.job_id] = float(max(start, now))
+            planned[job.job_id] = tuple(int(n) for n in nodes)
         if not promise_all and not plan.room_now(state.nodes.usable):
             break
     return expected, planned

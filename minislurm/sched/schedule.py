@@ -19,6 +19,7 @@ applies :attr:`PassResult.starts` and records :attr:`PassResult.settled` with
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
@@ -80,17 +81,23 @@ class PassResult:
 def priority_order(state: ClusterState) -> list[Job]:
     """Slurm's evaluation order: reservation jobs, PriorityTier, priority, submit time, id.
 
-    The sorted queue is kept between passes until :meth:`ClusterState.reprioritized` says
-    the order may have changed; jobs that left the queue since are skipped.
+    The sorted queue is kept between passes: new jobs are inserted in place, and only when
+    :meth:`ClusterState.reprioritized` says the order may have changed is it sorted again.
+    Jobs that left the queue since are skipped.
     """
+    tiers = {name: p.priority_tier for name, p in state.partitions.items()}
+
+    def key(j: Job):
+        return (j.reservation is None, -tiers.get(j.partition, 0), -j.priority, j.submit_time, j.job_id)
+
     cached = state.order_cache
     if cached is None or cached[0] != state.order_epoch:
-        tiers = {name: p.priority_tier for name, p in state.partitions.items()}
-        jobs = sorted(
-            state.pending.values(),
-            key=lambda j: (j.reservation is None, -tiers.get(j.partition, 0), -j.priority, j.submit_time, j.job_id),
-        )
-        state.order_cache = cached = (state.order_epoch, jobs)
+        state.order_cache = cached = (state.order_epoch, sorted(state.pending.values(), key=key))
+    else:
+        for job in state.order_new:
+            if job.job_id in state.pending:
+                bisect.insort(cached[1], job, key=key)
+    state.order_new.clear()
     pending = state.pending
     order = [j for j in cached[1] if j.job_id in pending]
     if len(order) < len(cached[1]) // 2:

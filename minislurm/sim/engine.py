@@ -71,8 +71,8 @@ class Simulator:
         except RuntimeError:  # simpy ran out of events: some jobs can never start
             if self._finished.triggered or not self.state.pending:
                 raise
-            job = min(self.state.pending.values(), key=lambda j: j.job_id)
-            raise ValueError(f"{len(self.state.pending)} jobs can never start, e.g. trace job "
+            job, n = min(self.state.pending.values(), key=lambda j: j.job_id), len(self.state.pending)
+            raise ValueError(f"{n} job{'s' if n != 1 else ''} can never start, e.g. trace job "
                              f"{job.name} ({job.num_nodes} nodes of {job.shape}): the cluster "
                              "cannot host it now and nothing left to happen will change that") from None
         if self._bar:
@@ -155,6 +155,7 @@ class Simulator:
 
     def _apply(self, result) -> None:
         now = self.env.now
+        self.state.settle_dependencies(result.settled)
         for start in result.starts:
             job = self.state.jobs[start.job_id]
             self.state.start(job, start.alloc, now)

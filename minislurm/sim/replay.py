@@ -21,9 +21,10 @@ class ReplayOptions:
     cpus_per_node: int = 32
     gpus_per_node: int = 8
     mem_per_node: int = 0
-    policy: str = "conservative"
-    bf_max_job_test: int = 500
-    bf_interval: float = 30.0
+    # None: the slurm.conf's value with ``config``, else Slurm's default (conservative, 500, 30 s)
+    policy: str | None = None
+    bf_max_job_test: int | None = None
+    bf_interval: float | None = None
     limit_jobs: int | None = None
     config: ClusterConfig | None = None  # from a slurm.conf; overrides the node flags
     mtbf_h: float | None = None
@@ -40,9 +41,10 @@ def cluster_for(opts: ReplayOptions) -> ClusterConfig:
         cfg = opts.config
     else:
         cfg = simple_cluster(opts.nodes, cpus=opts.cpus_per_node, mem=opts.mem_per_node or 1,
-                             gpus=opts.gpus_per_node, bf_interval=opts.bf_interval)
-    cfg.sched.policy = opts.policy
-    cfg.sched.bf_max_job_test = opts.bf_max_job_test
+                             gpus=opts.gpus_per_node)
+    for name in ("policy", "bf_max_job_test", "bf_interval"):  # what was asked for beats the file
+        if getattr(opts, name) is not None:
+            setattr(cfg.sched, name, getattr(opts, name))
     cfg.priority.type = "priority/basic"  # traces carry no priorities: first come, first served
     return cfg
 
@@ -68,7 +70,8 @@ def replay(opts: ReplayOptions, out: str | Path | None) -> dict:
         for why, ids in reasons.items():
             opts.warnings.append(f"{len(ids)} job{'s' if len(ids) != 1 else ''} rejected at "
                                  f"submission: {why} (first: trace job {ids[0]})")
-    summary = metrics.summarize(records, sim.capacity, policy=opts.policy, wall_s=sim.wall_s)
+    policy = cfg.sched.policy
+    summary = metrics.summarize(records, sim.capacity, policy=policy, wall_s=sim.wall_s)
     summary.update(trace=str(opts.trace), format=read.fmt, skipped_lines=read.skipped,
                    rejected=len(sim.rejected), nodes=len(cfg.nodes),
                    cpus_per_node=first.cpus, gpus_per_node=first.gpus,
@@ -80,6 +83,6 @@ def replay(opts: ReplayOptions, out: str | Path | None) -> dict:
         (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         if opts.charts:
             name = Path(opts.trace).name
-            charts.gantt(records, sim.capacity, out / "gantt.png", title=f"{name}: {opts.policy}")
-            charts.utilization_chart(records, sim.capacity, out / "utilization.png", title=f"{name}: {opts.policy}")
+            charts.gantt(records, sim.capacity, out / "gantt.png", title=f"{name}: {policy}")
+            charts.utilization_chart(records, sim.capacity, out / "utilization.png", title=f"{name}: {policy}")
     return summary
