@@ -16,9 +16,11 @@ def parser() -> ArgumentParser:
     p.add_argument("--nodes", type=int, default=128)
     p.add_argument("--cpus-per-node", type=int, default=32)
     p.add_argument("--gpus-per-node", type=int, default=8)
-    p.add_argument("--policy", choices=["conservative", "easy", "fifo"], default="conservative")
-    p.add_argument("--bf-max-job-test", type=int, default=500)
-    p.add_argument("--bf-interval", type=float, default=30.0, help="seconds between backfill passes")
+    p.add_argument("--policy", choices=["conservative", "easy", "fifo"],
+                   help="default: conservative, or what --config's file says")
+    p.add_argument("--bf-max-job-test", type=int, help="default: 500, or --config's bf_max_job_test")
+    p.add_argument("--bf-interval", type=float,
+                   help="seconds between backfill passes (default: 30, or --config's bf_interval)")
     p.add_argument("--limit-jobs", type=int, help="replay only the first M jobs")
     p.add_argument("--mtbf-hours", type=float, help="inject node failures with this mean time between failures")
     p.add_argument("--repair-hours", type=float, default=1.0)
