@@ -26,6 +26,7 @@ class Lab:
 
     def run(self, now: float, backfill: bool = True):
         self.last = schedule(self.state, now, backfill_cycle=backfill)
+        self.state.settle_dependencies(self.last.settled)  # as the simulator and controller do
         for start in self.last.starts:
             self.state.start(self.state.jobs[start.job_id], start.alloc, now)
         return self.last
