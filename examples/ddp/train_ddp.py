@@ -1,0 +1,156 @@
+"""A small, honest data-parallel training run that survives node failures and time limits.
+
+Start one process per GPU with ``srun`` (see ``train.sbatch``).  Each process reads its rank
+from Slurm's variables (:mod:`minislurm.train.distenv`), joins the process group (gloo on CPU,
+nccl with CUDA GPUs), and trains a small MLP on a seeded synthetic regression problem.
+Every ``--ckpt-every`` steps rank 0 writes an atomic checkpoint holding the model, the
+optimizer, the step and every rank's random state, so a requeued run resumes exactly where
+the checkpoint left it and ends with the same weights, bit for bit, as an uninterrupted run.
+
+On SIGUSR1 (``#SBATCH --signal=USR1@60``: "your time is nearly up") the ranks agree on the
+next step, checkpoint, and rank 0 requeues the job with ``scontrol requeue $SLURM_JOB_ID``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+from minislurm.train.checkpoint import Checkpointer, Fenced
+from minislurm.train.distenv import from_slurm
+
+SEED = 1234
+FEATURES, HIDDEN, SAMPLES = 16, 64, 4096
+
+
+def dataset() -> tuple[torch.Tensor, torch.Tensor]:
+    """The same data on every rank: y = sin(x . w) + noise, from a fixed seed."""
+    g = torch.Generator().manual_seed(SEED)
+    x = torch.randn(SAMPLES, FEATURES, generator=g)
+    w = torch.randn(FEATURES, 1, generator=g)
+    return x, torch.sin(x @ w) + 0.05 * torch.randn(SAMPLES, 1, generator=g)
+
+
+def batch_indices(step: int, rank: int, world: int, batch: int) -> torch.Tensor:
+    """This rank's share of step ``step``: a per-epoch permutation, a function of the step only."""
+    per_epoch = SAMPLES // (batch * world)
+    epoch, offset = divmod(step, per_epoch)
+    order = torch.randperm(SAMPLES, generator=torch.Generator().manual_seed(SEED + epoch))
+    start = (offset * world + rank) * batch
+    return order[start:start + batch]
+
+
+def model() -> nn.Module:
+    torch.manual_seed(SEED)
+    return nn.Sequential(nn.Linear(FEATURES, HIDDEN), nn.ReLU(), nn.Dropout(0.1), nn.Linear(HIDDEN, 1))
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--steps", type=int, default=200)
+    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--lr", type=float, default=0.05)
+    p.add_argument("--ckpt-every", type=int, default=20)
+    p.add_argument("--ckpt-dir", default="ckpt")
+    p.add_argument("--step-time", type=float, default=0.0, help="extra seconds per step (to watch it run)")
+    p.add_argument("--final", default="final.pt", help="where rank 0 writes the final weights")
+    p.add_argument("--crash-rank", type=int, default=-1, help="this rank fails at step --crash-step (a bad run)")
+    p.add_argument("--crash-step", type=int, default=-1)
+    args = p.parse_args()
+
+    env = from_slurm()
+    env.export()
+    torch.set_num_threads(1)
+    cuda = torch.cuda.is_available()
+    if cuda:
+        torch.cuda.set_device(env.local_rank)
+    dist.init_process_group("nccl" if cuda else "gloo", init_method="env://")
+    device = torch.device("cuda", env.local_rank) if cuda else torch.device("cpu")
+    rank, world = env.rank, env.world_size
+
+    ckpt = Checkpointer(args.ckpt_dir, env.job_id, env.restart_count)
+    if rank == 0:
+        ckpt.claim()
+    dist.barrier()
+    net, x, y = model(), *dataset()
+    opt = torch.optim.SGD(net.parameters(), lr=args.lr, momentum=0.9)
+    torch.manual_seed(SEED + 1000 + rank)  # each rank's dropout stream
+    step = 0
+    state = ckpt.load()
+    if state is not None:
+        net.load_state_dict(state["model"])
+        opt.load_state_dict(state["optim"])
+        step = state["step"]
+        torch.set_rng_state(state["rng"][rank])
+        if rank == 0:
+            print(f"job {env.job_id} restart {env.restart_count}: resuming at step {step} "
+                  f"(checkpoint of restart {state['meta']['restart_count']})", flush=True)
+    elif rank == 0:
+        print(f"job {env.job_id} restart {env.restart_count}: starting at step 0 on {world} ranks", flush=True)
+    ddp = DDP(net.to(device), device_ids=[env.local_rank] if cuda else None)
+
+    warned = torch.zeros(1, device=device)
+    signal.signal(signal.SIGUSR1, lambda *_: warned.fill_(1))
+    loss_fn = nn.MSELoss()
+    while step < args.steps:
+        if rank == args.crash_rank and step == args.crash_step:
+            raise SystemExit(f"rank {rank}: simulated crash at step {step}")
+        idx = batch_indices(step, rank, world, args.batch)
+        opt.zero_grad()
+        loss = loss_fn(ddp(x[idx].to(device)), y[idx].to(device))
+        loss.backward()
+        opt.step()
+        step += 1
+        if args.step_time:
+            time.sleep(args.step_time)
+        stop = warned.clone()
+        dist.all_reduce(stop)  # every rank learns that one was warned, at the same step
+        if step % args.ckpt_every == 0 or step == args.steps or stop.item():
+            seconds = save(ckpt, net, opt, step, rank, world)
+            if rank == 0:
+                print(f"step {step}: loss {loss.item():.6f}, checkpoint written in {seconds * 1000:.1f} ms",
+                      flush=True)
+        if stop.item() and step < args.steps:
+            if rank == 0:
+                print(f"step {step}: time is nearly up, requeueing job {env.job_id}", flush=True)
+                scontrol = shutil.which("scontrol") or ""
+                cmd = [scontrol] if scontrol else [sys.executable, "-m", "minislurm.cli.main", "scontrol"]
+                subprocess.run([*cmd, "requeue", str(env.job_id)], check=False)
+            dist.barrier()
+            dist.destroy_process_group()
+            return 0
+    if rank == 0:
+        torch.save({k: v.cpu() for k, v in net.state_dict().items()}, args.final)
+        print(f"done: {step} steps, final loss {loss.item():.6f}, weights in {args.final}", flush=True)
+    dist.barrier()
+    dist.destroy_process_group()
+    return 0
+
+
+def save(ckpt: Checkpointer, net: nn.Module, opt, step: int, rank: int, world: int) -> float:
+    """Gather every rank's RNG state on rank 0, which writes the checkpoint; returns its seconds."""
+    states = [None] * world
+    dist.all_gather_object(states, torch.get_rng_state())
+    seconds = 0.0
+    if rank == 0:
+        try:
+            seconds = ckpt.save({"model": net.state_dict(), "optim": opt.state_dict(), "step": step, "rng": states})
+        except Fenced as exc:
+            print(f"fenced: {exc}", file=sys.stderr, flush=True)
+            os._exit(3)  # a stale incarnation must not go on
+    dist.barrier()
+    return seconds
+
+
+if __name__ == "__main__":
+    sys.exit(main())
