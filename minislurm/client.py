@@ -146,7 +146,7 @@ class Client:
             except (OSError, ValueError, IndexError) as exc:
                 self.close()
                 if attempt == 2 or not reused or isinstance(exc, TimeoutError):
-                    raise ClientError(f"Unable to contact slurm controller (connect failure): {exc}") from None
+                    raise ClientError("Unable to contact slurm controller (connect failure)") from None
         try:
             reply = json.loads(payload) if payload else {}
         except ValueError:

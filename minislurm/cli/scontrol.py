@@ -78,7 +78,8 @@ def _show(client: Client, what: str, arg: str | None) -> int:
             if not parts:
                 print(f"Partition {arg} not found", file=sys.stderr)
                 return 1
-        print("\n".join(fmt.show_partition(p) for p in parts))
+        nodes = client.call("GET", "/nodes")["nodes"]  # their memory makes the partition's TRES
+        print("\n".join(fmt.show_partition(p, nodes) for p in parts))
         return 0
     if kind in ("config",):
         items = client.call("GET", "/config")["config"]
@@ -177,6 +178,11 @@ def main(argv: list[str]) -> int:
             node = _lookup(pairs, "nodename", "node")
             job = _lookup(pairs, "jobid", "job")
             resv = _lookup(pairs, "reservationname", "reservation")
+            state = (_lookup(pairs, "state") or "").upper()
+            if node and state in ("DOWN", "DRAIN", "FAIL") and not _lookup(pairs, "reason"):
+                # checked by scontrol itself (src/scontrol/update_node.c), before any request
+                print("You must specify a reason when DOWNING or DRAINING a node. Request denied", file=sys.stderr)
+                return 1
             if node:
                 client.call("POST", "/nodes/update", {"names": expand(node), "state": _lookup(pairs, "state"),
                                                       "reason": _lookup(pairs, "reason")})
@@ -202,6 +208,9 @@ def main(argv: list[str]) -> int:
     except ClientError as exc:
         where = {"update": "slurm_update error", "create": "Error creating the reservation",
                  "delete": "Error deleting the reservation", "token": "scontrol: error"}.get(cmd, "scontrol: error")
+        if cmd == "show" and rest:  # slurm_perror() after each load call, as scontrol does
+            where = {"job": "slurm_load_jobs error", "node": "slurm_load_node error",
+                     "partition": "slurm_load_partitions error"}.get(rest[0].lower().rstrip("s"), where)
         print(f"{where}: {exc}", file=sys.stderr)
         return 1
     except (ValueError, HostlistError, IndexError) as exc:

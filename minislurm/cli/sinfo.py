@@ -29,7 +29,7 @@ def main(argv: list[str]) -> int:
         parts = client.call("GET", "/partitions")["partitions"]
         nodes = client.call("GET", "/nodes")["nodes"]
     except ClientError as exc:
-        print(f"sinfo: error: {exc}", file=sys.stderr)
+        print(f"slurm_load_partitions: {exc}", file=sys.stderr)  # sinfo's slurm_perror()
         return 1
     if args.partition:
         wanted = set(args.partition.split(","))

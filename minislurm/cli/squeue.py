@@ -49,8 +49,7 @@ def main(argv: list[str]) -> int:
         try:
             reply = client.call("GET", "/jobs", query=query)
         except ClientError as exc:
-            print(f"squeue: error: {exc}", file=sys.stderr)
-            print("slurm_load_jobs error: Unable to contact slurm controller (connect failure)", file=sys.stderr)
+            print(f"slurm_load_jobs error: {exc}", file=sys.stderr)  # slurm_perror("slurm_load_jobs error")
             return 1
         jobs = [j for j in reply["jobs"] if states is None or j["state"] in states]
         if args.jobs and not jobs and not reply["jobs"]:

@@ -4,12 +4,14 @@ Inside a job (``SLURM_JOB_ID`` set) srun asks the controller for a step on the j
 GPUs.  Outside one it first asks for an allocation and waits for it (``srun: job N queued and
 waiting for resources``).  It then starts the tasks on every node's agent at once, with the step
 credential the controller signed, and relays their output; its exit code is the largest task
-exit code.  Ctrl-C and SIGTERM are passed on to the tasks.
+exit code.  Signals are passed on to the tasks, except Ctrl-C: one reports the tasks' state, a
+second within a second interrupts and then kills them (see :class:`Interrupts`).
 """
 
 from __future__ import annotations
 
 import http.client
+import itertools
 import json
 import os
 import queue
@@ -24,21 +26,10 @@ from minislurm.core.options import combine, env_options, parse_options
 from minislurm.core.optvalues import OptionError
 from minislurm.core.spec import spec_to_dict
 
-SIGNAL_NAMES = {signal.SIGTERM: "Terminated", signal.SIGKILL: "Killed", signal.SIGINT: "Interrupt",
-                signal.SIGSEGV: "Segmentation fault", signal.SIGABRT: "Aborted", signal.SIGHUP: "Hangup"}
-
-
 def _ranges(ids: list[int]) -> str:
     """``[0, 1, 2, 5]`` -> ``0-2,5`` (how srun names a group of tasks)."""
-    out, i = [], 0
-    ids = sorted(ids)
-    while i < len(ids):
-        j = i
-        while j + 1 < len(ids) and ids[j + 1] == ids[j] + 1:
-            j += 1
-        out.append(str(ids[i]) if i == j else f"{ids[i]}-{ids[j]}")
-        i = j + 1
-    return ",".join(out)
+    runs = [list(g) for _, g in itertools.groupby(enumerate(sorted(ids)), key=lambda p: p[1] - p[0])]
+    return ",".join(str(r[0][1]) if len(r) == 1 else f"{r[0][1]}-{r[-1][1]}" for r in runs)
 
 
 class Relay:
@@ -101,8 +92,50 @@ def _signal_nodes(step: dict, signum: int) -> None:
             pass
 
 
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2,
+             signal.SIGALRM)
+
+
+class Interrupts:
+    """srun's Ctrl-C (``_handle_intr`` in src/srun/srun_job.c): the first one only reports the
+    tasks' state; a second within a second (or the first with --quit-on-interrupt) sends SIGINT
+    to the tasks and forces the step's termination (SIGKILL)."""
+
+    def __init__(self, step: dict, quit_on_intr: bool):
+        self.step, self.quit, self.last, self.forced = step, quit_on_intr, -10.0, False
+        self.name = f"StepId={step['job']['job_id']}.{step['step_id']}"
+
+    def handle(self, started: set[int], exits: dict[int, tuple[int, int]]) -> None:
+        now = time.monotonic()
+        if not (self.quit or now - self.last < 1.0):
+            self.last = now
+            print("srun: interrupt (one more within 1 sec to abort)", file=sys.stderr)
+            self.status(started, exits)
+            return
+        print(f"srun: sending Ctrl-C to {self.name}", file=sys.stderr)
+        print("srun: forcing job termination" if not self.forced else "srun: job abort in progress",
+              file=sys.stderr)
+        sys.stderr.flush()
+        kills = [signal.SIGINT] + ([signal.SIGKILL] if not self.forced else [])
+        self.forced = True
+        threading.Thread(target=lambda: [_signal_nodes(self.step, k) for k in kills], daemon=True).start()
+
+    def status(self, started: set[int], exits: dict[int, tuple[int, int]]) -> None:
+        """One line per group of tasks, as src/common/slurm_step_layout's task_state_print does."""
+        every = set(range(self.step["ntasks"]))
+        groups = (("running", started - set(exits)),
+                  ("exited abnormally", {t for t, (c, s) in exits.items() if c or s}),
+                  ("exited", {t for t, (c, s) in exits.items() if not (c or s)}),
+                  ("unknown", every - started - set(exits)))
+        for what, tasks in groups:
+            if tasks:
+                print(f"srun: {self.name} task{'s' if len(tasks) > 1 else ''} {_ranges(list(tasks))}: {what}",
+                      file=sys.stderr)
+        sys.stderr.flush()
+
+
 def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool,
-             gpus_per_task: int | None) -> int:
+             gpus_per_task: int | None, quit_on_intr: bool = False) -> int:
     """Start the step's tasks on all its nodes and relay until they end; returns srun's exit code."""
     relay = Relay(label)
     body = {"credential": step["credential"], "job": step["job"], "step": {
@@ -112,18 +145,21 @@ def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool,
     for node in step["nodes"]:
         threading.Thread(target=_launch_node, args=(node, step["addrs"][node], body, relay.events),
                          daemon=True).start()
-
-    def forward(signum, _frame):
-        threading.Thread(target=_signal_nodes, args=(step, signum), daemon=True).start()
-
-    old = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    interrupts = Interrupts(step, quit_on_intr)
+    # Handlers only queue the signal: the loop below acts on it, never mid-write.
+    old = {s: signal.signal(s, lambda signum, _f: relay.events.put(("signal", None, signum))) for s in FORWARDED}
     exits: dict[int, tuple[int, int]] = {}
     task_node: dict[int, str] = {}
     open_nodes, lost = set(step["nodes"]), []
     try:
         while open_nodes:
             kind, node, msg = relay.events.get()
-            if kind == "msg":
+            if kind == "signal":
+                if msg == signal.SIGINT:
+                    interrupts.handle(set(task_node), exits)
+                else:
+                    threading.Thread(target=_signal_nodes, args=(step, msg), daemon=True).start()
+            elif kind == "msg":
                 if "started" in msg:
                     task_node.update({t: node for t in msg["started"]})
                 elif "exit" in msg:
@@ -156,7 +192,7 @@ def _report(step: dict, exits: dict[int, tuple[int, int]], task_node: dict[int, 
             groups.setdefault((task_node.get(task, "?"), code, sig), []).append(task)
     worst = 1 if lost else 0
     for (node, code, sig), tasks in sorted(groups.items(), key=lambda kv: min(kv[1])):
-        what = f"Exited with exit code {code}" if not sig else SIGNAL_NAMES.get(sig, f"Signal {sig}")
+        what = f"Exited with exit code {code}" if not sig else (signal.strsignal(sig) or f"Signal {sig}")
         print(f"srun: error: {node}: task{'s' if len(tasks) > 1 else ''} {_ranges(tasks)}: {what}",
               file=sys.stderr)
         worst = max(worst, code if not sig else 128 + sig)
@@ -196,8 +232,10 @@ def main(argv: list[str]) -> int:
         print("srun: fatal: No command given to execute.", file=sys.stderr)
         return 1
     client = Client()
-    inside = os.environ.get("SLURM_JOB_ID") or spec.extra.get("jobid")
+    inside = spec.extra.get("jobid") or os.environ.get("SLURM_JOB_ID")
     own_allocation = None
+    if inside and not _existing_allocation(client, int(inside), cli.nodes_min):
+        return 1
     try:
         if inside:
             job_id = int(inside)
@@ -213,7 +251,7 @@ def main(argv: list[str]) -> int:
             "gpus_per_node": gpus, "nodelist": list(spec.nodelist) if spec.nodelist else None,
             "name": cli.job_name or os.path.basename(rest[0]), "overcommit": "overcommit" in spec.extra})
     except ClientError as exc:
-        what = "Unable to create step for job" if inside else "Unable to allocate resources"
+        what = f"Unable to create step for job {inside}" if inside else "Unable to allocate resources"
         message = str(exc)
         print(f"srun: error: {message if message.startswith(what) else f'{what}: {message}'}", file=sys.stderr)
         if own_allocation:
@@ -222,7 +260,8 @@ def main(argv: list[str]) -> int:
     env = dict(os.environ)
     cwd = os.path.abspath(spec.chdir) if spec.chdir else os.getcwd()
     gpt = spec.gpus_per_task[1] if spec.gpus_per_task else None
-    code = run_step(step, rest, env, cwd, label="label" in spec.extra, gpus_per_task=gpt)
+    code = run_step(step, rest, env, cwd, label="label" in spec.extra, gpus_per_task=gpt,
+                    quit_on_intr="quit-on-interrupt" in spec.extra)
     try:
         client.call("POST", f"/jobs/{job_id}/steps/{step['step_id']}/complete",
                     {"exit_code": min(code, 255) if code < 128 else 0, "signal": code - 128 if code > 128 else 0})
@@ -231,6 +270,28 @@ def main(argv: list[str]) -> int:
     if own_allocation:
         _release(client, own_allocation, code)
     return code
+
+
+def _existing_allocation(client: Client, job_id: int, nodes: int | None) -> bool:
+    """Inside an allocation srun first looks it up (``existing_allocation`` in src/srun/allocate.c)
+    and checks a ``-N`` against it (``_job_create_structure`` in src/srun/srun_job.c)."""
+    hint = f"srun: Check SLURM_JOB_ID environment variable. Expired or invalid job {job_id}"
+    try:
+        job = client.call("GET", f"/jobs/{job_id}")
+    except ClientError as exc:
+        print(f"srun: error: Unable to confirm allocation for job {job_id}: {exc}\n{hint}", file=sys.stderr)
+        return False
+    if job["state"] == "PENDING":
+        print(f"srun: error: Unable to confirm allocation for job {job_id}: Job is pending execution\n{hint}",
+              file=sys.stderr)
+        return False
+    if job["state"] != "RUNNING":
+        print(f"srun: error: Slurm job {job_id} has expired\n{hint}", file=sys.stderr)
+        return False
+    if nodes and nodes > job["num_nodes"]:
+        print(f"srun: error: Only allocated {job['num_nodes']} nodes asked for {nodes}", file=sys.stderr)
+        return False
+    return True
 
 
 def _release(client: Client, job_id: int, code: int) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import getpass
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -77,9 +78,13 @@ class LocalCluster:
         return env
 
     # -- processes -------------------------------------------------------------------------
-    def _spawn(self, name: str, argv: list[str], netns: str | None = None) -> None:
+    def _spawn(self, name: str, argv: list[str], netns: str | None = None, hostname: str | None = None) -> None:
         log = open(self.dir / "log" / f"{name}.log", "ab")
         if netns:
+            # Its own network and, so that `srun hostname` names the node as on a real
+            # cluster, its own host name (a UTS namespace); each step execs, so the pid stays.
+            if shutil.which("unshare"):
+                argv = ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', hostname or name, *argv]
             argv = ["ip", "netns", "exec", netns, *argv]
         self.procs[name] = subprocess.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL,
                                             start_new_session=True, env=self.env())
@@ -93,18 +98,41 @@ class LocalCluster:
             self.dir.mkdir(parents=True, exist_ok=True)
             (self.dir / "netns").write_text(" ".join([self._net.tag, *self._net.nodes]) + "\n")
         self._write_files()
-        py = sys.executable
-        self._spawn("slurmctld", [py, "-m", "minislurm.ctld", "--conf", str(self.conf_path)])
+        self._spawn("slurmctld", [sys.executable, "-m", "minislurm.ctld", "--conf", str(self.conf_path)])
         self.wait_controller(timeout)
         for node in self.config.nodes:
-            bind = self._net.addr(node.name) if self._net else "127.0.0.1"
-            self._spawn(f"slurmd-{node.name}", [py, "-m", "minislurm.slurmd", "--name", node.name,
-                                                "--conf", str(self.conf_path), "--bind", bind,
-                                                "--spool", str(self.dir / "spool" / node.name)],
-                        netns=self._net.ns(node.name) if self._net else None)
-        (self.dir / "pids").write_text("".join(f"{n} {p.pid}\n" for n, p in self.procs.items()))
+            self._spawn_agent(node.name)
         self.wait_nodes(timeout)
         return self
+
+    def _spawn_agent(self, name: str) -> None:
+        bind = self._net.addr(name) if self._net else "127.0.0.1"
+        self._spawn(f"slurmd-{name}", [sys.executable, "-m", "minislurm.slurmd", "--name", name,
+                                       "--conf", str(self.conf_path), "--bind", bind,
+                                       "--spool", str(self.dir / "spool" / name)],
+                    netns=self._net.ns(name) if self._net else None, hostname=name)
+        self._write_pids()
+
+    def _write_pids(self) -> None:
+        (self.dir / "pids").write_text("".join(f"{n} {p.pid}\n" for n, p in self.procs.items()))
+
+    def start_node(self, name: str) -> None:
+        """Boot a node's agent again (after :meth:`kill_node`); it registers by itself."""
+        if f"slurmd-{name}" in self.procs:
+            raise RuntimeError(f"the agent of {name} is running")
+        self._spawn_agent(name)
+
+    def restart_controller(self, timeout: float = 30.0, pause: float = 0.0) -> None:
+        """Stop the controller alone (as ``systemctl restart slurmctld`` would) and, ``pause``
+        seconds later, start it again on the same state; agents and jobs keep running."""
+        proc = self.procs.pop("slurmctld")
+        stop_process(proc.pid, alive=lambda: proc.poll() is None)
+        proc.wait(timeout=10)
+        time.sleep(pause)
+        self._spawn("slurmctld", [sys.executable, "-m", "minislurm.ctld", "--conf", str(self.conf_path)])
+        self.procs = {"slurmctld": self.procs.pop("slurmctld"), **self.procs}  # stopped last by down()
+        self._write_pids()
+        self.wait_controller(timeout)
 
     def client(self, token: str | None = None) -> Client:
         return Client(self.conf_path, token)
@@ -142,6 +170,7 @@ class LocalCluster:
         proc = self.procs.pop(f"slurmd-{name}")
         stop_process(proc.pid, grace=0, alive=lambda: proc.poll() is None)
         proc.wait(timeout=10)
+        self._write_pids()
 
     def down(self) -> None:
         for name, proc in reversed(list(self.procs.items())):
@@ -183,9 +212,38 @@ def stop_process(pid: int, grace: float = 5.0, alive=None) -> None:
         deadline = time.time() + grace
         while time.time() < deadline and alive():
             time.sleep(0.02)
-    everyone |= members({pid})
+    if alive():
+        _kill_tree(pid)
     for target in everyone:
         try:
             os.kill(target, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _kill_tree(pid: int) -> None:
+    """SIGKILL a process and all below it with no window for a new child to slip out: the
+    leader is stopped first (it can fork no more), then its descendants are killed, scan
+    after scan, until a scan finds none it has not killed (a job caught mid-fork shows its
+    child on the next scan; orphans stay below the stopped leader, their subreaper)."""
+    from minislurm.slurmd.proc import members
+    try:
+        os.kill(pid, signal.SIGSTOP)
+    except (ProcessLookupError, PermissionError):
+        return
+    killed: set[int] = set()
+    for _ in range(100):
+        fresh = members({pid}) - killed - {pid}
+        if not fresh:
+            break
+        for target in fresh:
+            try:
+                os.kill(target, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        killed |= fresh
+    for sig in (signal.SIGKILL, signal.SIGCONT):
+        try:
+            os.kill(pid, sig)
         except (ProcessLookupError, PermissionError):
             pass

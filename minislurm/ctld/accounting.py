@@ -45,12 +45,13 @@ def record_job(ctl: "Controller", job: Job, *, state: JobState | None = None, en
     if state is JobState.PENDING:
         row.update(start=None, alloc_cpus=0, alloc_gpus=0, nodes="None assigned")
     ctl.store.put_acct(job.job_id, job.restart_count, "", row)
-    if ctl.live[job.job_id].batch and job.start_time is not None and state is not JobState.PENDING:
-        batch = dict(row, step="batch", name="batch", partition="", nnodes=1,
+    if ctl.live[job.job_id].batch and job.alloc is not None and state is not JobState.PENDING:
+        # steps carry no requester: sacct prints a cancelled step as plain CANCELLED
+        batch = dict(row, step="batch", name="batch", partition="", nnodes=1, cancelled_by=None,
                      nodes=ctl.state.nodes.names[job.alloc.nodes[0]] if job.alloc else row["nodes"],
                      alloc_cpus=job.alloc.cpus[0] if job.alloc else 0,
                      alloc_gpus=len(job.alloc.gpus[0]) if job.alloc else 0)
-        if state in (JobState.TIMEOUT, JobState.CANCELLED, JobState.NODE_FAIL):
+        if state in (JobState.TIMEOUT, JobState.CANCELLED, JobState.NODE_FAIL, JobState.REQUEUED):
             batch["state"] = "CANCELLED" if state is not JobState.NODE_FAIL else "NODE_FAIL"
         ctl.store.put_acct(job.job_id, job.restart_count, "batch", batch)
 
@@ -60,7 +61,7 @@ def record_step(ctl: "Controller", job: Job, step: dict) -> None:
     row.update(step=str(step["step_id"]), name=step["name"], partition="", state=step["state"],
                start=step["start"], end=step.get("end"), exit_code=step.get("exit_code", 0),
                exit_signal=step.get("exit_signal", 0), alloc_cpus=step["cpus"], alloc_gpus=step["gpus"],
-               nnodes=len(step["nodes"]), nodes=compress(step["nodes"]))
+               nnodes=len(step["nodes"]), nodes=compress(step["nodes"]), cancelled_by=None)
     ctl.store.put_acct(job.job_id, job.restart_count, str(step["step_id"]), row)
 
 

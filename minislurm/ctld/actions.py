@@ -17,9 +17,6 @@ from minislurm.ctld import accounting
 if TYPE_CHECKING:
     from minislurm.ctld.controller import Controller
 
-REQUEUE = "REQUEUE"
-
-
 async def cancel(ctl: "Controller", user: str, uid: int, job_id: int, signal: int | None = None,
                  target: str | None = None) -> None:
     """scancel.  With ``signal`` (``-s``, ``-b``, ``-f``) the job is only signalled: its steps by
@@ -61,8 +58,7 @@ async def requeue(ctl: "Controller", user: str, job_id: int, hold: bool = False)
         raise SlurmError(errors.JOB_PENDING)
     hold_kind = "user" if hold else None
     if job.state is JobState.RUNNING:
-        ctl._ending[job_id] = (REQUEUE, hold_kind)
-        await ctl.terminate(job, JobState.PENDING, REQUEUE, "JOB REQUEUE")
+        await ctl.terminate(job, JobState.REQUEUED, hold_kind, "JOB REQUEUE")
         return
     requeue_now(ctl, job, hold_kind)
     await ctl.store.commit()
@@ -164,8 +160,8 @@ async def update_job(ctl: "Controller", user: str, job_id: int, fields: dict) ->
 
 async def update_node(ctl: "Controller", user: str, names: list[str], state: str | None, reason: str | None) -> None:
     """``scontrol update NodeName=X State=DOWN|DRAIN|RESUME|UNDRAIN|IDLE Reason=...``."""
-    if user not in ctl.operators:
-        raise SlurmError(errors.ACCESS_DENIED)
+    if user not in ctl.operators:  # slurmctld's _slurm_rpc_update_node: ESLURM_USER_ID_MISSING
+        raise SlurmError("Invalid user id")
     nodes = ctl.state.nodes
     unknown = [n for n in names if n not in nodes.index]
     if unknown:
@@ -174,12 +170,12 @@ async def update_node(ctl: "Controller", user: str, names: list[str], state: str
     if want in ("DOWN", "DRAIN") and not reason:
         raise SlurmError("You must specify a reason when DOWNING or DRAINING a node. Request denied")
     if want not in ("DOWN", "DRAIN", "RESUME", "UNDRAIN", "IDLE", ""):
-        raise SlurmError(f"Invalid node state specified")
+        raise SlurmError("Invalid node state specified")
     for name in names:
         n = nodes.index[name]
         if want == "DOWN":
             nodes.set_down(n, True, reason)
-            ctl.save_node(name)
+            ctl.save_node(name, reason_by=user)
             await ctl.node_failed(n, reason)
         elif want == "DRAIN":
             nodes.set_drain(n, True, reason)
@@ -190,7 +186,7 @@ async def update_node(ctl: "Controller", user: str, names: list[str], state: str
             nodes.set_drain(n, False)
         elif reason:
             nodes.reason[n] = reason
-        ctl.save_node(name)
+        ctl.save_node(name, reason_by=user if reason else None)
     ctl.state.touch()
     await ctl.store.commit()
     ctl.request_pass()

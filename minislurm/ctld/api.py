@@ -15,13 +15,12 @@ from aiohttp import web
 
 from minislurm.core import errors
 from minislurm.core.errors import SlurmError
-from minislurm.core.hostlist import compress
-from minislurm.core.patterns import expand_pattern
 from minislurm.core.states import JobState
-from minislurm.core.views import job_view, node_view, partition_view
+from minislurm.core.views import partition_view
 from minislurm.ctld import accounting, actions, health, reservations, steps
 from minislurm.ctld.auth import DEFAULT_LIFESPAN, AuthError
 from minislurm.ctld.controller import Controller
+from minislurm.ctld.present import full_job, node_views
 
 log = logging.getLogger("minislurm.ctld")
 PREFIX = "/api/v1"
@@ -56,7 +55,7 @@ async def guard(request: web.Request, handler):
         return _error(status, str(exc))
     except web.HTTPException:
         raise
-    except (ValueError, KeyError, TypeError, json.JSONDecodeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, json.JSONDecodeError) as exc:
         return _error(400, f"Malformed request: {exc}")
     except Exception:  # noqa: BLE001 - the controller must outlive any one request
         log.exception("request %s %s failed", request.method, request.path)
@@ -83,24 +82,6 @@ def _job_id(request: web.Request) -> int:
         raise SlurmError(errors.INVALID_JOB_ID) from None
 
 
-def _full_job(ctl: Controller, job) -> dict:
-    live = ctl.live[job.job_id]
-    extra = {"work_dir": live.work_dir, "command": live.command, "batch": live.batch, "uid": live.uid,
-             "gid": live.gid, "qos": "normal", "submit_host": live.submit_host,
-             "array_max_tasks": job.array_max_running,
-             "ntasks_per_node": getattr(job.spec, "ntasks_per_node", None),
-             "expected_start": ctl.expected.get(job.job_id),
-             "sched_nodes": compress(ctl.state.nodes.names[n] for n in ctl.sched_nodes.get(job.job_id, ()))}
-    for key, pattern in (("stdout", live.stdout), ("stderr", live.stderr or live.stdout)):
-        if live.batch and pattern:
-            node = ctl.state.nodes.names[job.alloc.nodes[0]] if job.alloc else ""
-            extra[key] = expand_pattern(pattern if pattern.startswith("/") else f"{live.work_dir}/{pattern}",
-                                        job_id=job.job_id, job_name=job.name, user=job.user,
-                                        array_job_id=job.array_job_id, array_task_id=job.array_task_id,
-                                        node=node, restart_count=job.restart_count)
-    return job_view(job, ctl.state, extra)
-
-
 # -- jobs ----------------------------------------------------------------------------------
 async def submit(request: web.Request) -> web.Response:
     ids = await _ctl(request).submit(request["user"], await _body(request))
@@ -124,13 +105,13 @@ async def list_jobs(request: web.Request) -> web.Response:
             continue
         if q.get("partition") and job.partition not in q["partition"].split(","):
             continue
-        out.append(_full_job(ctl, job))
+        out.append(full_job(ctl, job))
     return web.json_response({"jobs": out, "now": now})
 
 
 async def get_job(request: web.Request) -> web.Response:
     ctl = _ctl(request)
-    return web.json_response(_full_job(ctl, ctl.job(_job_id(request))))
+    return web.json_response(full_job(ctl, ctl.job(_job_id(request))))
 
 
 async def wait_job(request: web.Request) -> web.Response:
@@ -142,12 +123,14 @@ async def wait_job(request: web.Request) -> web.Response:
     done = (lambda: job.state is not JobState.PENDING) if until == "start" else (lambda: job.state.finished)
     if not done():
         await ctl.wait_change(job.job_id, timeout)
-    return web.json_response(_full_job(ctl, job))
+    return web.json_response(full_job(ctl, job))
 
 
 async def cancel(request: web.Request) -> web.Response:
     body = await _body(request)
-    await actions.cancel(_ctl(request), request["user"], int(body.get("uid", 0)), _job_id(request),
+    ctl = _ctl(request)
+    await actions.cancel(ctl, request["user"], ctl.ids_of(request["user"], int(body.get("uid", 0)), 0)[0],
+                         _job_id(request),
                          body.get("signal"), body.get("target"))
     return web.json_response({"ok": True})
 
@@ -180,7 +163,8 @@ async def complete_allocation(request: web.Request) -> web.Response:
     job = ctl.job(_job_id(request))
     ctl.may_modify(request["user"], job)
     if job.state is JobState.PENDING:
-        await actions.cancel(ctl, request["user"], int(body.get("uid", 0)), job.job_id)
+        await actions.cancel(ctl, request["user"], ctl.ids_of(request["user"], int(body.get("uid", 0)), 0)[0],
+                             job.job_id)
     elif job.state is JobState.RUNNING and not ctl.live[job.job_id].batch:
         await ctl.job_ended(job.job_id, job.restart_count, exit_code=int(body.get("exit_code", 0)),
                             signal=int(body.get("signal", 0)))
@@ -200,24 +184,8 @@ async def complete_step(request: web.Request) -> web.Response:
 
 
 # -- nodes, partitions, accounting, priorities ------------------------------------------------
-def _node_views(ctl: Controller) -> list[dict]:
-    parts_of: dict[str, list[str]] = {}
-    for p in ctl.state.partitions.values():
-        for n in p.nodes:
-            parts_of.setdefault(n, []).append(p.name)
-    out = []
-    for n, name in enumerate(ctl.state.nodes.names):
-        view = node_view(ctl.state, n, parts_of.get(name, []))
-        addr = ctl.agents[name].addr
-        view["addr"] = addr.rsplit(":", 1)[0] if addr else None
-        if not ctl.agents[name].registered and not ctl.state.nodes.down[n]:
-            view["state"] = "unk"
-        out.append(view)
-    return out
-
-
 async def list_nodes(request: web.Request) -> web.Response:
-    return web.json_response({"nodes": _node_views(_ctl(request))})
+    return web.json_response({"nodes": node_views(_ctl(request))})
 
 
 async def update_nodes(request: web.Request) -> web.Response:

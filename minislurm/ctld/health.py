@@ -61,15 +61,17 @@ async def silent(ctl: "Controller", name: str, now: float) -> None:
     if timeout and not nodes.down[n] and now - ctl.agents[name].last_response >= timeout:
         log.error("Nodes %s not responding, setting DOWN", name)
         nodes.set_down(n, True, NOT_RESPONDING)
-        ctl.save_node(name)
+        ctl.save_node(name, reason_by=ctl.slurm_user)
         await ctl.node_failed(n, NOT_RESPONDING)
 
 
 async def responded(ctl: "Controller", name: str, reply: dict) -> None:
     nodes = ctl.state.nodes
     n = nodes.index[name]
-    ctl.agents[name].last_response = ctl.clock()
-    changed = False
+    agent = ctl.agents[name]
+    agent.last_response = ctl.clock()
+    changed = not agent.registered
+    agent.registered = True  # an answer to a restarted controller's ping counts as registering
     if nodes.no_respond[n]:
         nodes.set_responding(n, True)
         changed = True
@@ -117,7 +119,8 @@ async def register(ctl: "Controller", info: dict) -> dict:
     n = nodes.index[name]
     cfg = nodes.configs[n]
     ctl.agents[name].addr = info["addr"]
-    ctl.agents[name].boot_time = info.get("boot_time", 0.0)
+    ctl.agents[name].boot_time = float(info.get("boot_time") or 0.0)
+    ctl.agents[name].os_boot_time = float(info.get("os_boot_time") or 0.0)
     ctl.agents[name].registered = True
     if int(info.get("gpus", cfg.gpus)) < cfg.gpus:
         nodes.set_drain(n, True, f"gres/gpu count reported lower than configured ({info['gpus']} < {cfg.gpus})")
@@ -126,7 +129,7 @@ async def register(ctl: "Controller", info: dict) -> dict:
     elif int(info.get("memory", cfg.real_memory)) < cfg.real_memory:
         nodes.set_drain(n, True, f"Low RealMemory (reported:{info['memory']} < 100.00% of "
                                  f"configured:{cfg.real_memory})")
-    ctl.save_node(name)
+    ctl.save_node(name, reason_by=ctl.slurm_user if nodes.drain[n] else None)
     await ctl.store.commit()
     await responded(ctl, name, {"jobs": info.get("jobs", []), "finished": info.get("finished", [])})
     ctl.state.touch()

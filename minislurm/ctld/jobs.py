@@ -90,3 +90,36 @@ def job_from_dict(d: dict, node_index: dict[str, int]) -> tuple[Job, Live]:
         if value is not None or f.name in d:
             kw[f.name] = value
     return Job(**kw), Live(**d.get("live", {}))
+
+
+def dependency_text(job: Job, jobs: dict[int, Job]) -> str | None:
+    """The dependency as scontrol and squeue ``%E`` show it: each remaining item with its state,
+    ``afterok:12(unfulfilled),afterany:13(unfulfilled)``; fulfilled items drop out, and
+    nothing left prints as ``(null)``.  An item whose target ended the wrong way is ``(failed)``."""
+    if job.dependency is None:
+        return None
+    items = []
+    for kind, ids in job.dependency.terms:
+        if kind == "singleton":
+            items.append("singleton(unfulfilled)")
+            continue
+        for target_id in ids:
+            state = _item_state(kind, jobs.get(target_id))
+            if state != "fulfilled":
+                items.append(f"{kind}:{target_id}({state})")
+    return ("?" if job.dependency.any_of else ",").join(items) or None
+
+
+def _item_state(kind: str, target: Job | None) -> str:
+    if target is None:
+        return "fulfilled"  # purged after MinJobAge: nothing left to wait for
+    if kind == "after":
+        return "fulfilled" if target.state is not JobState.PENDING else "unfulfilled"
+    if not target.state.finished:
+        return "unfulfilled"
+    ok = target.state is JobState.COMPLETED
+    if kind in ("afterok", "aftercorr"):
+        return "fulfilled" if ok else "failed"
+    if kind == "afternotok":
+        return "failed" if ok else "fulfilled"
+    return "fulfilled"  # afterany

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from minislurm.core import errors
 from minislurm.core.errors import SlurmError
 from minislurm.core.layout import block, task_ids
 from minislurm.core.states import JobState
@@ -61,8 +62,8 @@ async def create(ctl: "Controller", user: str, job_id: int, req: dict) -> dict:
         have = gpus_of[n]
         if want_gpus is None:
             gpus[n] = have
-        elif want_gpus > len(have):
-            raise _fail(job_id, "Requested node configuration is not available")
+        elif want_gpus > len(have):  # more GRES than the job holds there (reference 4, last line)
+            raise _fail(job_id, errors.INVALID_GRES)
         else:
             gpus[n] = have[:want_gpus]
     live = ctl.live[job_id]

@@ -23,7 +23,7 @@ from aiohttp import web
 from minislurm.core.patterns import default_output, expand_pattern
 from minislurm.ctld.auth import AuthError, Signer
 from minislurm.slurmd import env as slurm_env
-from minislurm.slurmd.proc import (Identity, ProcessSet, become_subreaper, identity_for, open_output,
+from minislurm.slurmd.proc import (ProcessSet, become_subreaper, identity_for, open_output,
                                    reap_orphans, spawn)
 from minislurm.slurmd.tasks import run_step
 
@@ -35,12 +35,21 @@ class LocalJob:
     job_id: int
     inc: int
     batch: asyncio.subprocess.Process | None = None
-    stderr_path: str | None = None
+    stderr_fd: int | None = None  # the batch script's stderr: slurmstepd's messages go there too
     steps: dict[int, ProcessSet] = field(default_factory=dict)
     roots: ProcessSet = field(default_factory=ProcessSet)
 
     def alive(self) -> bool:
         return self.roots.alive()
+
+
+def _os_boot_time() -> float | None:
+    """When this machine booted (``btime`` in /proc/stat), for scontrol's BootTime."""
+    try:
+        with open("/proc/stat") as f:
+            return next(float(line.split()[1]) for line in f if line.startswith("btime "))
+    except (OSError, StopIteration, ValueError, IndexError):
+        return None
 
 
 class NodeAgent:
@@ -83,6 +92,7 @@ class NodeAgent:
             reply = await self._post("/agents/register", {
                 "name": self.name, "addr": f"{self.bind}:{self.port}", "cpus": self.cpus, "memory": self.memory,
                 "gpus": self.gpus, "gpu_type": self.gpu_type, "boot_time": self.boot_time,
+                "os_boot_time": _os_boot_time(),
                 "jobs": self._running(), "finished": [[j, i, c, s] for (j, i), (c, s) in self.unreported.items()]})
             if reply and reply.get("ok"):
                 log.info("%s registered with the controller at %s", self.name, self.ctld)
@@ -137,14 +147,18 @@ class NodeAgent:
             return {"ok": False, "error": f"could not open output: {exc}"}
         env = slurm_env.batch_env(job, job["environment"], conf=self.conf)
         try:
-            proc = await spawn([str(script), *job.get("argv", [])], env, job["submit_dir"], who, stdin=stdin, stdout=out, stderr=err)
+            proc = await spawn([str(script), *job.get("argv", [])], env, job["submit_dir"], who, stdin=stdin,
+                               stdout=out, stderr=err)
+            # The same open file (and offset) as the script's stderr, so a message never
+            # lands on top of what the job writes after it.
+            err_fd = os.dup(err.fileno())
         except OSError as exc:
             return {"ok": False, "error": f"could not start the batch script: {exc}"}
         finally:
             for f in {out, err} | ({stdin} if stdin else set()):
                 f.close()
-        local = LocalJob(job["job_id"], job["inc"], batch=proc, stderr_path=err_path)
-        local.roots.procs.append(proc)
+        local = LocalJob(job["job_id"], job["inc"], batch=proc, stderr_fd=err_fd)
+        local.roots = ProcessSet([proc], tag=(job["job_id"], self.name, job["inc"]))
         self.jobs[job["job_id"]] = local
         asyncio.get_running_loop().create_task(self._watch_batch(local))
         return {"ok": True}
@@ -155,6 +169,9 @@ class NodeAgent:
         if rc > 128 and rc - 128 in (_signal.SIGTERM, _signal.SIGKILL, _signal.SIGINT):
             code, sig = 0, rc - 128  # the shell reports a signal death as 128+n
         await job.roots.stop(0)  # nothing of the job may outlive its script
+        if job.stderr_fd is not None:
+            os.close(job.stderr_fd)
+            job.stderr_fd = None
         await self._report_end(job, code, sig)
         if self.jobs.get(job.job_id) is job:
             del self.jobs[job.job_id]
@@ -163,13 +180,13 @@ class NodeAgent:
         job = self.jobs.get(job_id)
         if job is None or job.inc != inc:
             return {"ok": True, "known": False}
-        if why and job.stderr_path:
+        if why and job.stderr_fd is not None:
+            # src/slurmd/slurmstepd/req.c; scancel's form is "DUE to SIGNAL <name>" since 25.05
             stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-            text = f"slurmstepd: error: *** JOB {job_id} ON {self.name} CANCELLED AT {stamp}"
-            text += (f" DUE TO {why} ***\n" if why != "CANCELLED" else " ***\n")
+            cause = "to SIGNAL Terminated" if why == "CANCELLED" else f"TO {why}"
+            text = f"slurmstepd: error: *** JOB {job_id} ON {self.name} CANCELLED AT {stamp} DUE {cause} ***\n"
             try:
-                with open(job.stderr_path, "a") as f:
-                    f.write(text)
+                os.write(job.stderr_fd, text.encode())
             except OSError:
                 pass
         asyncio.get_running_loop().create_task(job.roots.stop(kill_wait))
@@ -202,7 +219,7 @@ class NodeAgent:
     def step_processes(self, job_id: int, inc: int, step_id: int) -> ProcessSet:
         job = self.jobs.get(job_id)
         if job is None or job.inc != inc:
-            job = self.jobs[job_id] = LocalJob(job_id, inc)
+            job = self.jobs[job_id] = LocalJob(job_id, inc, roots=ProcessSet(tag=(job_id, self.name, inc)))
         return job.steps.setdefault(step_id, ProcessSet())
 
     def step_done(self, job_id: int, step_id: int) -> None:
@@ -263,7 +280,15 @@ def make_app(agent: NodeAgent) -> web.Application:
             step.signal(int(b["signal"]))
         return web.json_response({"ok": True})
 
-    app = web.Application(client_max_size=16 * 1024 * 1024)
+    @web.middleware
+    async def malformed(request, handler):
+        """A malformed request gets a 400 JSON error, never a dead handler or a 500."""
+        try:
+            return await handler(request)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            return web.json_response({"error": f"Malformed request: {exc!r}"}, status=400)
+
+    app = web.Application(client_max_size=16 * 1024 * 1024, middlewares=[malformed])
     app.router.add_get("/ping", ping)
     app.router.add_post("/jobs/launch", launch)
     app.router.add_post("/jobs/terminate", terminate)

@@ -75,8 +75,40 @@ def _scan() -> list[tuple[int, int, int, bytes]]:
     return out
 
 
-def members(roots: set[int]) -> set[int]:
-    """Live processes of the sessions started at ``roots``, and every descendant of the roots.
+def _pgrp(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return int(f.read().rsplit(b")", 1)[1].split()[2])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _tagged(children: dict[int, list[int]], tag: tuple[int, str, int]) -> list[int]:
+    """Processes below this agent whose environment names the job on this node (its
+    "container", as a cgroup is for Slurm's proctrack/cgroup).  This catches a daemon that
+    left both the job's session and its process tree (re-parented to the agent, its
+    subreaper).  A run of another incarnation (SLURM_RESTART_COUNT) is not this one."""
+    job_id, node, inc = tag
+    want = (f"SLURM_JOB_ID={job_id}".encode(), f"SLURMD_NODENAME={node}".encode())
+    restart = f"SLURM_RESTART_COUNT={inc}".encode()
+    out, todo = [], list(children.get(os.getpid(), ()))
+    while todo:
+        pid = todo.pop()
+        todo.extend(children.get(pid, ()))
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = set(f.read().split(b"\0"))
+        except OSError:
+            continue
+        other_run = any(v.startswith(b"SLURM_RESTART_COUNT=") for v in env) and restart not in env
+        if all(w in env for w in want) and not other_run:
+            out.append(pid)
+    return out
+
+
+def members(roots: set[int], tag: tuple[int, str, int] | None = None) -> set[int]:
+    """Live processes of the sessions started at ``roots``, and every descendant of the roots
+    (and, with a job ``tag``, of every process tagged with it: see :func:`_tagged`).
 
     Sessions catch children orphaned by their parent's exit (the agent is their subreaper);
     descendants catch a child that started a session of its own.
@@ -88,6 +120,8 @@ def members(roots: set[int]) -> set[int]:
         children.setdefault(parent, []).append(pid)
         if sid in roots and state != b"Z":
             todo.append(pid)
+    if tag is not None:
+        todo.extend(_tagged(children, tag))
     found: set[int] = set()
     while todo:
         pid = todo.pop()
@@ -119,9 +153,11 @@ def reap_orphans(tracked: set[int]) -> None:
 
 @dataclass
 class ProcessSet:
-    """The root processes of one job (or step) on this node."""
+    """The root processes of one job (or step) on this node; ``tag`` (job id, node, restart
+    count) also finds the job's processes that escaped both (see :func:`_tagged`)."""
 
     procs: list[asyncio.subprocess.Process] = field(default_factory=list)
+    tag: tuple[int, str, int] | None = None
 
     def pids(self) -> set[int]:
         return {p.pid for p in self.procs}
@@ -130,13 +166,18 @@ class ProcessSet:
         return any(p.returncode is None for p in self.procs)
 
     def signal(self, signum: int) -> None:
-        targets = members(self.pids())
-        for p in self.procs:
+        """Each process gets the signal once (a trap runs once, as under slurmstepd): the
+        roots' process groups, then every other member one by one."""
+        roots = self.pids()
+        targets = members(roots, self.tag)
+        for pid in roots:
             try:
-                os.killpg(p.pid, signum)
+                os.killpg(pid, signum)
             except (ProcessLookupError, PermissionError):
                 pass
         for pid in targets:
+            if _pgrp(pid) in roots:
+                continue
             try:
                 os.kill(pid, signum)
             except (ProcessLookupError, PermissionError):
@@ -144,14 +185,14 @@ class ProcessSet:
 
     async def stop(self, kill_wait: float) -> None:
         """SIGCONT and SIGTERM, then SIGKILL after ``kill_wait`` seconds for whatever remains."""
-        everyone = members(self.pids())
+        everyone = members(self.pids(), self.tag)
         self.signal(signal.SIGCONT)
         self.signal(signal.SIGTERM)
         waited = 0.0
         while waited < kill_wait and (self.alive() or _any_alive(everyone)):
             await asyncio.sleep(0.05)
             waited += 0.05
-        everyone |= members(self.pids())
+        everyone |= members(self.pids(), self.tag)
         self.signal(signal.SIGKILL)
         for pid in everyone:
             try:

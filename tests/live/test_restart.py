@@ -1,0 +1,57 @@
+"""Restarting the controller alone, with jobs pending and running (reference 5.5: job state,
+ids and running jobs survive a slurmctld restart)."""
+
+from __future__ import annotations
+
+import pytest
+
+from livekit import read_when, until
+
+pytestmark = pytest.mark.live
+
+
+def test_restart_keeps_ids_pending_running_and_finished_jobs(live):
+    running = live.sbatch("--gres=gpu:4", "-o", "run-%j.out", "--wrap", "echo start; sleep 8; echo end")
+    ends_while_down = live.sbatch("--gres=gpu:2", "-o", "short-%j.out", "--wrap", "sleep 1; exit 3")
+    live.wait(running, "RUNNING")
+    live.wait(ends_while_down, "RUNNING")
+    pending = live.sbatch("-N2", "--gres=gpu:4", "--wrap", "echo later")
+    held = live.sbatch("--hold", "--wrap", "true")
+    read_when(live.work / f"run-{running}.out", lambda t: "start" in t)
+    until(lambda: live.job(pending)["reason"] == "Resources", 5, "the pass to block the pending job")
+
+    live.c.restart_controller(pause=2.0)  # the short job ends while no controller is there
+
+    jobs = {j["job_id"]: j for j in live.api.call("GET", "/jobs")["jobs"]}
+    assert jobs[running]["state"] == "RUNNING"
+    assert jobs[pending]["state"] == "PENDING"
+    assert (jobs[held]["state"], jobs[held]["reason"]) == ("PENDING", "JobHeldUser")
+    assert live.sbatch("--wrap", "true") == held + 1  # ids continue
+
+    # the job that ended meanwhile is reported by its agent once the controller is back
+    job = live.wait(ends_while_down, timeout=15)
+    assert (job["state"], job["exit_code"]) == ("FAILED", "3:0")
+    job = live.wait(running, timeout=15)
+    assert (job["state"], job["exit_code"]) == ("COMPLETED", "0:0")
+    assert (live.work / f"run-{running}.out").read_text() == "start\nend\n"
+    assert live.wait(pending, timeout=15)["state"] == "COMPLETED"
+    r = live.run("sacct", "-X", "-j", f"{running},{ends_while_down},{pending}", "-o", "JobID,State,ExitCode",
+                 "--parsable2", "-n")
+    assert r.stdout == (f"{running}|COMPLETED|0:0\n{ends_while_down}|FAILED|3:0\n{pending}|COMPLETED|0:0\n")
+    assert live.job(held)["state"] == "PENDING"
+    assert live.run("scancel", str(held)).returncode == 0
+
+
+def test_steps_and_nodes_after_a_restart(live):
+    live.reset()
+    r = live.run("scontrol", "update", "NodeName=gpu02", "State=DRAIN", "Reason=kept")
+    assert r.returncode == 0
+    live.c.restart_controller()
+    node = live.node("gpu02")  # saved state at once, not responding until its first ping
+    assert (node["state"], node["reason"]) == ("drain", "kept")
+    until(lambda: all("NOT_RESPONDING" not in live.node(n)["flags"] for n in ("gpu01", "gpu02")), 5,
+          "the first ping")
+    assert live.node("gpu02")["state"] == "drain"
+    assert live.run("scontrol", "update", "NodeName=gpu02", "State=RESUME").returncode == 0
+    r = live.run("srun", "-N2", "-l", "bash", "-c", "echo $SLURM_STEP_ID")
+    assert (r.returncode, sorted(r.stdout.splitlines())) == (0, ["0: 0", "1: 0"])
