@@ -80,6 +80,26 @@ def _launch_node(node: str, addr: str, body: dict, events: queue.Queue) -> None:
         events.put(("lost", node, str(exc)))
 
 
+def _verdict(node: str, events: queue.Queue) -> None:
+    """Wait for the controller to say whether ``node`` failed (DOWN) or is alive after all."""
+    client = Client()
+    try:
+        timeout = float(str(client.call("GET", "/config")["config"].get("SlurmdTimeout", "300")).split()[0])
+    except (ClientError, ValueError):
+        timeout = 300.0
+    deadline = time.time() + timeout + 10
+    while time.time() < deadline:
+        try:
+            state = {n["name"]: n for n in client.call("GET", "/nodes")["nodes"]}.get(node, {})
+        except ClientError:
+            state = {}
+        if state.get("state", "").startswith("down"):
+            events.put(("nodefail", node, None))
+            return
+        time.sleep(0.5)
+    events.put(("nodefail", node, None))
+
+
 def _signal_nodes(step: dict, signum: int) -> None:
     for node, addr in step["addrs"].items():
         host, port = addr.rsplit(":", 1)
@@ -173,10 +193,15 @@ def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool,
                 if kind == "error":
                     print(f"srun: error: {node}: task launch failed: {msg}", file=sys.stderr)
                     lost.append(node)
-                elif kind == "lost" or (kind == "closed" and any(t not in exits for t, n in task_node.items()
-                                                                  if n == node)):
+                elif kind == "nodefail":
                     print(f"srun: error: Node failure on {node}", file=sys.stderr)
                     lost.append(node)
+                elif kind == "lost" or (kind == "closed" and any(t not in exits for t, n in task_node.items()
+                                                                  if n == node)):
+                    # A dropped connection is not yet a dead node: as in Slurm, the controller
+                    # decides (after SlurmdTimeout) and then ends or requeues the job.
+                    open_nodes.add(node)
+                    threading.Thread(target=_verdict, args=(node, relay.events), daemon=True).start()
     finally:
         for s, h in old.items():
             signal.signal(s, h)

@@ -107,9 +107,11 @@ async def fence(ctl: "Controller", name: str, running: list) -> None:
         lost = ((job.job_id, job.restart_count) not in have and ctl.live[job.job_id].batch
                 and job.alloc.nodes[0] == n and now - job.start_time > LAUNCH_GRACE
                 and job.job_id not in ctl._ending)
-        if lost:
+        if lost:  # the agent restarted and lost it: like Slurm, requeue (or end) the run
             log.error("batch job %s is gone from %s", job.job_id, name)
-            await ctl.job_ended(job.job_id, job.restart_count, exit_code=1, signal=0, launch_failed=True)
+            ctl.lost_on_node(job, n)
+            await ctl.store.commit()
+            ctl.request_pass()
 
 
 async def register(ctl: "Controller", info: dict) -> dict:

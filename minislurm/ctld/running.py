@@ -146,32 +146,37 @@ class RunningJobs:
 
     async def node_failed(self, n: int, why: str) -> None:
         """A node went DOWN: requeue its requeueable batch jobs, end the others NODE_FAIL."""
-        now = self.clock()
         for job in self.state.jobs_on_node(n):
-            live = self.live[job.job_id]
-            inc = job.restart_count
-            self._disarm(job.job_id)
-            self._ending.pop(job.job_id, None)
-            survivors = [m for m in job.alloc.nodes if m != n and self.node_addr(m)]
-            self.charge_usage(job)
-            accounting.record_job(self, job, state=JobState.NODE_FAIL, end=now, exit_code=1)
-            accounting.close_steps(self, job, JobState.NODE_FAIL)
-            if live.batch and job.requeue:
-                log.info("requeue job JobId=%s due to failure of node %s", job.job_id, self.state.nodes.names[n])
-                self.state.requeue(job, now)
-                self.steps.pop(job.job_id, None)
-                live.next_step = 0
-                accounting.record_job(self, job)
-            else:
-                log.info("Killing JobId=%s on failed node %s", job.job_id, self.state.nodes.names[n])
-                self.state.finish(job, JobState.NODE_FAIL, now, exit_code=1, reason=Reason.NODE_DOWN)
-            self.save_job(job)
-            self._wake(job.job_id)
-            payload = {"job_id": job.job_id, "inc": inc, "why": "NODE FAILURE", "kill_wait": 0}
-            for m in survivors:
-                self._spawn(self.rpc.call(self.node_addr(m), "/jobs/terminate", payload))
+            self.lost_on_node(job, n)
         await self.store.commit()
         self.request_pass()
+
+    def lost_on_node(self, job: Job, n: int) -> None:
+        """This run of ``job`` died with node ``n``: record NODE_FAIL, then requeue it (a batch
+        job that may be requeued) or end it, and stop what is left of it on its other nodes."""
+        now = self.clock()
+        live = self.live[job.job_id]
+        inc = job.restart_count
+        self._disarm(job.job_id)
+        self._ending.pop(job.job_id, None)
+        survivors = [m for m in job.alloc.nodes if m != n and self.node_addr(m)]
+        self.charge_usage(job)
+        accounting.record_job(self, job, state=JobState.NODE_FAIL, end=now, exit_code=1)
+        accounting.close_steps(self, job, JobState.NODE_FAIL)
+        if live.batch and job.requeue:
+            log.info("requeue job JobId=%s due to failure of node %s", job.job_id, self.state.nodes.names[n])
+            self.state.requeue(job, now)
+            self.steps.pop(job.job_id, None)
+            live.next_step = 0
+            accounting.record_job(self, job)
+        else:
+            log.info("Killing JobId=%s on failed node %s", job.job_id, self.state.nodes.names[n])
+            self.state.finish(job, JobState.NODE_FAIL, now, exit_code=1, reason=Reason.NODE_DOWN)
+        self.save_job(job)
+        self._wake(job.job_id)
+        payload = {"job_id": job.job_id, "inc": inc, "why": "NODE FAILURE", "kill_wait": 0}
+        for m in survivors:
+            self._spawn(self.rpc.call(self.node_addr(m), "/jobs/terminate", payload))
 
     # -- waiting for a job (srun, sbatch --wait) ---------------------------------------------
     def _wake(self, job_id: int) -> None:
