@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test test-unit test-labs test-book book bench clean
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,12 +16,50 @@ $(STAMP): requirements.txt pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/minislurm demo
 
-test: $(STAMP)
-	$(PY) -m pytest -q
+# The README's test command: unit tests, every lab notebook, the book build and the browser test.
+test: test-unit test-labs test-book
+
+test-unit: $(STAMP)
+	$(PY) -m pytest -q --ignore=tests/book
+
+# Every lab runs top to bottom with its worked answers (outputs are not compared).
+test-labs: $(STAMP)
+	$(PY) -m pytest -q --nbval-lax --nbval-current-env labs/
+
+# Headless Chromium opens the built pages offline (skipped without chromium unless
+# MINISLURM_REQUIRE_BROWSER=1, as .ci/run sets); screenshots go to out/browser/.
+test-book: book
+	$(PY) -m pytest -q tests/book
+
+# --- the book ---------------------------------------------------------------------------
+# Front-end files come from npm at build time (exact versions in package.json and its lock) and
+# are copied into the site, so pages render with no internet; none of them is committed.
+NPM_STAMP := node_modules/.installed
+NPM_DIST  := node_modules/@jupyter-widgets/html-manager/dist
+VENDOR    := book/_vendor
+
+$(NPM_STAMP): package.json package-lock.json
+	@command -v npm >/dev/null || { echo "make book needs Node.js and npm (apt-get install nodejs npm)"; exit 1; }
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $(NPM_STAMP)
+
+# Every notebook page is executed on every build; a warning or a broken reference fails it.
+# The widget manager's icon fonts go where its bundles look for them: next to the page, under
+# the AMD module id that loaded first (@jupyter-widgets/ or @jupyter-widgets/html-manager/dist/).
+book: $(STAMP) $(NPM_STAMP)
+	rm -rf $(VENDOR) book/_vendor_root book/_build
+	mkdir -p $(VENDOR)/widgets $(VENDOR)/mathjax
+	cp node_modules/requirejs/require.js $(NPM_DIST)/embed-amd.js $(VENDOR)/widgets/
+	cd node_modules/mathjax/es5 && cp -r tex-mml-chtml.js input output ui a11y sre adaptors ../../../$(VENDOR)/mathjax/
+	for d in @jupyter-widgets @jupyter-widgets/html-manager/dist; do \
+	    mkdir -p book/_vendor_root/$$d && \
+	    cp $(NPM_DIST)/*.woff $(NPM_DIST)/*.woff2 $(NPM_DIST)/*.ttf $(NPM_DIST)/*.eot $(NPM_DIST)/*.svg book/_vendor_root/$$d/; \
+	done
+	$(VENV)/bin/jupyter-book build -W -n --keep-going --all book/
 
 bench: $(STAMP)
 	$(PY) bench/sched_pass.py
 	$(PY) bench/sim_replay.py
 
 clean:
-	rm -rf $(VENV) out .pytest_cache
+	rm -rf $(VENV) out .pytest_cache node_modules book/_build $(VENDOR) book/_vendor_root

@@ -13,21 +13,26 @@ next step, checkpoint, and rank 0 requeues the job with ``scontrol requeue $SLUR
 
 from __future__ import annotations
 
-import argparse
-import os
-import shutil
 import signal
-import subprocess
-import sys
-import time
 
-import torch
-import torch.distributed as dist
-from torch import nn
-from torch.nn.parallel import DistributedDataParallel as DDP
+# Listen for the time-limit warning first: importing torch takes seconds, and an early
+# SIGUSR1 would otherwise kill the process (its default action).
+WARNED = []
+signal.signal(signal.SIGUSR1, lambda *_: WARNED.append(True))
 
-from minislurm.train.checkpoint import Checkpointer, Fenced
-from minislurm.train.distenv import from_slurm
+import argparse  # noqa: E402
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+from torch import nn  # noqa: E402
+from torch.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
+
+from minislurm.train.checkpoint import Checkpointer, Fenced  # noqa: E402
+from minislurm.train.distenv import from_slurm  # noqa: E402
 
 SEED = 1234
 FEATURES, HIDDEN, SAMPLES = 16, 64, 4096
@@ -100,8 +105,6 @@ def main() -> int:
     ddp = DDP(net.to(device), device_ids=[env.local_rank] if cuda else None)
     ddp.register_comm_hook(world, sum_in_rank_order)
 
-    warned = torch.zeros(1, device=device)
-    signal.signal(signal.SIGUSR1, lambda *_: warned.fill_(1))
     loss_fn = nn.MSELoss()
     while step < args.steps:
         if rank == args.crash_rank and step == args.crash_step:
@@ -114,14 +117,15 @@ def main() -> int:
         step += 1
         if args.step_time:
             time.sleep(args.step_time)
-        stop = warned.clone()
+        stop = torch.tensor([1.0 if WARNED else 0.0], device=device)
         dist.all_reduce(stop)  # every rank learns that one was warned, at the same step
         if step % args.ckpt_every == 0 or step == args.steps or stop.item():
             seconds = save(ckpt, net, opt, step, rank, world)
             if rank == 0:
-                print(f"step {step}: loss {loss.item():.6f}, checkpoint written in {seconds * 1000:.1f} ms",
-                      flush=True)
+                print(f"restart {env.restart_count} | step {step}: loss {loss.item():.6f}, "
+                      f"checkpoint written in {seconds * 1000:.1f} ms", flush=True)
         if stop.item() and step < args.steps:
+            signal.signal(signal.SIGUSR1, signal.SIG_IGN)
             if rank == 0:
                 print(f"step {step}: time is nearly up, requeueing job {env.job_id}", flush=True)
                 scontrol = shutil.which("scontrol") or ""
@@ -130,6 +134,9 @@ def main() -> int:
             dist.barrier()
             dist.destroy_process_group()
             return 0
+    # Done: a late warning must not kill the process while it shuts down (Python restores the
+    # default action, "terminate", for signals it was handling; an ignored one stays ignored).
+    signal.signal(signal.SIGUSR1, signal.SIG_IGN)
     if rank == 0:
         torch.save({k: v.cpu() for k, v in net.state_dict().items()}, args.final)
         print(f"done: {step} steps, final loss {loss.item():.6f}, weights in {args.final}", flush=True)
@@ -158,6 +165,15 @@ def sum_in_rank_order(world: int, bucket):
     return future
 
 
+def stale() -> None:
+    """This run was replaced by a newer incarnation (a requeue while it was cut off): stop doing
+    anything at all, without a word, since its log is shared with the new run, and wait to be
+    killed, which the node's agent does as soon as it hears from the controller again."""
+    signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+    while True:
+        signal.pause()
+
+
 def save(ckpt: Checkpointer, net: nn.Module, opt, step: int, rank: int, world: int) -> float:
     """Gather every rank's RNG state on rank 0, which writes the checkpoint; returns its seconds."""
     states = [None] * world
@@ -166,9 +182,8 @@ def save(ckpt: Checkpointer, net: nn.Module, opt, step: int, rank: int, world: i
     if rank == 0:
         try:
             seconds = ckpt.save({"model": net.state_dict(), "optim": opt.state_dict(), "step": step, "rng": states})
-        except Fenced as exc:
-            print(f"fenced: {exc}", file=sys.stderr, flush=True)
-            os._exit(3)  # a stale incarnation must not go on
+        except Fenced:
+            stale()
     dist.barrier()
     return seconds
 

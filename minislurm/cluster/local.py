@@ -73,7 +73,8 @@ class LocalCluster:
         """Environment for commands aimed at this cluster (real Slurm names on PATH first)."""
         env = dict(os.environ)
         env["SLURM_CONF"] = str(self.conf_path)
-        env["PATH"] = f"{self.dir / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+        # The command names first, then the Python that runs the cluster (jobs use its packages).
+        env["PATH"] = os.pathsep.join([str(self.dir / "bin"), os.path.dirname(sys.executable), env.get("PATH", "")])
         env.pop("SLURM_JWT", None)
         return env
 

@@ -85,9 +85,12 @@ async def run_step(agent: "NodeAgent", request: web.Request) -> web.StreamRespon
                 remaining -= 1
             await response.write((json.dumps(item) + "\n").encode())
         await response.write_eof()
-    except (ConnectionResetError, asyncio.CancelledError):
+    except asyncio.CancelledError:
         await procs.stop(0)  # srun is gone: so are its tasks
         raise
+    except ConnectionResetError:
+        await procs.stop(0)
+        return response
     except OSError as exc:
         await response.write((json.dumps({"error": f"launch failed: {exc}"}) + "\n").encode())
         await procs.stop(0)

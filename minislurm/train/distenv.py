@@ -17,11 +17,12 @@ MASTER_PORT        derived from SLURM_JOB_ID                   (each launcher ha
 The same in plain shell, for a batch script::
 
     export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
-    export MASTER_PORT=$((15000 + SLURM_JOB_ID % 20000))
+    export MASTER_PORT=$((15000 + (SLURM_JOB_ID + 7919 * SLURM_RESTART_COUNT) % 20000))
     srun bash -c 'RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID WORLD_SIZE=$SLURM_NTASKS python train.py'
 
 The port follows the job id so two jobs on one node do not collide (the classic
-``MASTER_PORT`` clash when every script hard-codes 29500).
+``MASTER_PORT`` clash when every script hard-codes 29500), and the restart count, so a requeued
+run does not collide with a stale run of itself.
 """
 
 from __future__ import annotations
@@ -65,8 +66,10 @@ def _counts(text: str) -> list[int]:
     return out
 
 
-def port_for(job_id: int) -> int:
-    return PORT_BASE + job_id % PORT_SPAN
+def port_for(job_id: int, restart_count: int = 0) -> int:
+    """15000 + job id, shifted by the restart count: a requeued run may start while a stale
+    run of the same job still holds the old port (a node cut off, or one machine)."""
+    return PORT_BASE + (job_id + 7919 * restart_count) % PORT_SPAN
 
 
 def resolve(host: str) -> str:
@@ -98,9 +101,10 @@ def from_slurm(environ: Mapping[str, str] | None = None, *, resolve_host=resolve
     nodelist = env.get("SLURM_STEP_NODELIST") or env.get("SLURM_JOB_NODELIST") or "localhost"
     master = env.get("MASTER_ADDR") or resolve_host(first(nodelist))
     node = int(env.get("SLURM_NODEID", "0"))
+    restarts = int(env.get("SLURM_RESTART_COUNT", "0"))
     return DistEnv(
         rank=int(env["SLURM_PROCID"]), world_size=world, local_rank=int(env.get("SLURM_LOCALID", "0")),
         local_world_size=_counts(per_node)[min(node, len(_counts(per_node)) - 1)], node_rank=node,
-        master_addr=master, master_port=int(env.get("MASTER_PORT") or port_for(job_id)), job_id=job_id,
-        restart_count=int(env.get("SLURM_RESTART_COUNT", "0")),
+        master_addr=master, master_port=int(env.get("MASTER_PORT") or port_for(job_id, restarts)), job_id=job_id,
+        restart_count=restarts,
     )

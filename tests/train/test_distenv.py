@@ -37,7 +37,7 @@ def test_every_task_maps_to_a_consistent_rank():
     assert [e.node_rank for e in envs] == [0] * 4 + [1] * 4
     assert {e.local_world_size for e in envs} == {4}
     assert {e.master_addr for e in envs} == {"addr-of-gpu07"}
-    assert {e.master_port for e in envs} == {port_for(1234567)} and port_for(1234567) == 15000 + 1234567 % 20000
+    assert {e.master_port for e in envs} == {port_for(1234567, 1)} == {15000 + (1234567 + 7919) % 20000}
     assert {e.restart_count for e in envs} == {1}
 
 
@@ -46,7 +46,7 @@ def test_export_writes_the_torch_variables():
     out = {}
     env.export(out)
     assert out == {"RANK": "5", "WORLD_SIZE": "8", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "4", "GROUP_RANK": "1",
-                   "MASTER_ADDR": "10.0.0.7", "MASTER_PORT": str(port_for(1234567))}
+                   "MASTER_ADDR": "10.0.0.7", "MASTER_PORT": str(port_for(1234567, 1))}
 
 
 def test_explicit_master_wins_and_non_slurm_is_refused():

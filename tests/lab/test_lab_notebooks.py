@@ -1,0 +1,73 @@
+"""The lab notebooks' exercises: tagged for the grader, and their checks tell right from wrong.
+
+nbval (``pytest --nbval-lax labs/``) proves every notebook runs with its worked answers.  Here each
+check cell is also run against a plausible *wrong* answer, which it must reject: a check that
+passes everything would grade nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+LABS = Path(__file__).resolve().parents[2] / "labs"
+
+WRONG = {
+    ("05-priority", 1): "ablation_priority = 179  # rounded instead of truncated",
+    ("05-priority", 2): "my_weights = Weights(age=0, fairshare=0, jobsize=10000)",
+    ("05-priority", 3): "longest_half_life_days = 28",
+    ("06-backfill", 1): "max_limit_min = 120",
+    ("06-backfill", 2): 'my_jobs = [LabJob("A", 0, 1, 4, 120), LabJob("B", 10, 2, 4, 300)]\nvictim = "B"',
+    ("06-backfill", 3): "window_start_h = 72",
+    ("08-at-scale", 1): "fifo_nodes = 112",
+    ("08-at-scale", 2): "best_interval_s = 3600.0",
+    ("08-at-scale", 3): "young_2node_h = math.sqrt(2 * 120 * 500 * 3600) / 3600  # node MTBF, not the job's",
+}
+
+
+def exercises(nb) -> dict[int, dict[str, str]]:
+    found: dict[int, dict[str, str]] = {}
+    for cell in nb.cells:
+        tags = set(cell.metadata.get("tags", []))
+        for tag in tags:
+            m = re.fullmatch(r"exercise-(\d+)", tag)
+            if m:
+                kind = "answer" if "answer" in tags else "check" if "check" in tags else None
+                assert kind, f"exercise cell without answer/check tag: {cell.source[:60]!r}"
+                assert kind not in found.setdefault(int(m.group(1)), {}), f"two {kind} cells"
+                found[int(m.group(1))][kind] = cell.source
+    return found
+
+
+def setup_source(nb) -> str:
+    return next(c.source for c in nb.cells if c.cell_type == "code")
+
+
+@pytest.mark.parametrize("name", sorted({n for n, _ in WRONG}))
+def test_each_lab_has_tagged_exercises_with_solution_markers(name):
+    nb = nbformat.read(LABS / f"{name}.ipynb", as_version=4)
+    found = exercises(nb)
+    assert sorted(found) == [1, 2, 3]
+    for n, cells in found.items():
+        assert set(cells) == {"answer", "check"}, (name, n)
+        assert "# BEGIN SOLUTION" in cells["answer"] and "# END SOLUTION" in cells["answer"]
+        assert "assert" in cells["check"]
+    assert not any(c.get("outputs") for c in nb.cells if c.cell_type == "code"), "commit labs without outputs"
+
+
+@pytest.mark.parametrize("name, n", sorted(WRONG))
+def test_check_accepts_the_worked_answer_and_rejects_a_wrong_one(name, n):
+    nb = nbformat.read(LABS / f"{name}.ipynb", as_version=4)
+    cells = exercises(nb)[n]
+    right: dict = {}
+    exec(setup_source(nb), right)
+    exec(cells["answer"], right)
+    exec(cells["check"], right)
+    wrong: dict = {}
+    exec(setup_source(nb), wrong)
+    exec(WRONG[(name, n)], wrong)
+    with pytest.raises(AssertionError):
+        exec(cells["check"], wrong)
