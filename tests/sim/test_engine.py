@@ -21,7 +21,7 @@ from minislurm.sim.traces import TraceJob, read_trace
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "data" / "traces"
 SHARED = ROOT.parent / "shared" / "traces"
-LUBLIN = SHARED / "synthetic" / "lublin_256.swf"
+LUBLIN = DATA / "lublin_256.swf"
 POLICIES = ("fifo", "easy", "conservative")
 
 # name: (path, nodes, cpus/node, gpus/node, jobs, bf_max_job_test, bf_interval)
@@ -30,7 +30,7 @@ TRACES = {
     "philly": (DATA / "rfold_philly_trace.csv", 48, 32, 8, 3000, 50, 300.0),  # small: queues form
     "lublin": (LUBLIN, 256, 1, 0, 1000, 100, 30.0),
 }
-needs_lublin = pytest.mark.skipif(not LUBLIN.is_file(), reason="../shared/traces not present")
+needs_lublin = pytest.mark.skipif(not LUBLIN.is_file(), reason="data/traces/lublin_256.swf not present")
 TRACE_PARAMS = ["hpc2n", "philly", pytest.param("lublin", marks=needs_lublin)]
 
 

@@ -42,8 +42,9 @@ def test_provenance_checksums_match_files():
     text = (ROOT / "data" / "PROVENANCE.md").read_text()
     rows = re.findall(r"^\| `(traces/[^`]+)` \|.*\| `([0-9a-f]{64})` \| (\d+) \|$", text, re.M)
     assert {name for name, _, _ in rows} == {
-        "traces/alea_hpc2n.swf", "traces/alea_hpc2n.swf.machines",
-        "traces/rfold_philly_trace.csv", "traces/lesson_small.csv"}
+        "traces/alea_hpc2n.swf", "traces/alea_hpc2n.swf.machines", "traces/rfold_philly_trace.csv",
+        "traces/alea_wagap-2013.swf", "traces/alea_wagap-2013.swf.machines",
+        "traces/NASA-iPSC-1993-3.1-cln.swf.gz", "traces/lublin_256.swf", "traces/lesson_small.csv"}
     for name, digest, size in rows:
         blob = (ROOT / "data" / name).read_bytes()
         assert hashlib.sha256(blob).hexdigest() == digest, name
@@ -55,6 +56,9 @@ def test_provenance_checksums_match_files():
     ("alea_hpc2n.swf", "pwa/alea_hpc2n.swf"),
     ("alea_hpc2n.swf.machines", "pwa/alea_hpc2n.swf.machines"),
     ("rfold_philly_trace.csv", "philly/rfold_philly_trace.csv"),
+    ("alea_wagap-2013.swf", "pwa/alea_wagap-2013.swf"),
+    ("NASA-iPSC-1993-3.1-cln.swf.gz", "pwa/NASA-iPSC-1993-3.1-cln.swf.gz"),
+    ("lublin_256.swf", "synthetic/lublin_256.swf"),
 ])
 def test_shipped_copies_are_byte_identical(name, shared):
     assert (DATA / name).read_bytes() == (SHARED / shared).read_bytes()
@@ -163,9 +167,8 @@ def test_swf_limit_stops_early():
     assert [j.job_id for j in r.jobs] == [1, 2, 3, 4, 10, 11, 12, 13, 14, 15]
 
 
-@needs_shared
 def test_alea_extended_swf_and_unix_submit_times():
-    r = read_swf(SHARED / "pwa" / "alea_wagap-2013.swf", cores_per_node=80)
+    r = read_swf(DATA / "alea_wagap-2013.swf", cores_per_node=80)
     assert (len(r.jobs), r.skipped, r.clamped) == (17898, 2, 702)
     assert r.jobs[0].submit == 0.0  # Unix times shifted to the first submit
     assert r.jobs[-1].submit == 1364682183.0 - 1356996147.0
@@ -449,9 +452,8 @@ def test_gzip_inputs(tmp_path):
     assert r.fmt == "philly" and len(r.jobs) == 1000
 
 
-@needs_shared
 def test_nasa_gzip_swf_without_requested_times():
-    r = read_trace(SHARED / "pwa" / "NASA-iPSC-1993-3.1-cln.swf.gz", cores_per_node=1)
+    r = read_trace(DATA / "NASA-iPSC-1993-3.1-cln.swf.gz", cores_per_node=1)
     assert (len(r.jobs), r.skipped, r.clamped) == (18066, 173, 0)
     assert all(j.time_limit in USER_LADDER or j.time_limit % DAY == 0 for j in r.jobs)
     assert all(j.time_limit >= 2 * j.runtime for j in r.jobs)
