@@ -32,7 +32,7 @@ from torch import nn  # noqa: E402
 from torch.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
 
 from minislurm.train.checkpoint import Checkpointer, Fenced  # noqa: E402
-from minislurm.train.distenv import from_slurm  # noqa: E402
+from minislurm.train.distenv import from_environment  # noqa: E402
 
 SEED = 1234
 FEATURES, HIDDEN, SAMPLES = 16, 64, 4096
@@ -73,7 +73,7 @@ def main() -> int:
     p.add_argument("--crash-step", type=int, default=-1)
     args = p.parse_args()
 
-    env = from_slurm()
+    env = from_environment()  # srun's variables (or torchrun's, when started by hand)
     env.export()
     torch.set_num_threads(1)
     cuda = torch.cuda.is_available()

@@ -108,3 +108,20 @@ def from_slurm(environ: Mapping[str, str] | None = None, *, resolve_host=resolve
         master_addr=master, master_port=int(env.get("MASTER_PORT") or port_for(job_id, restarts)), job_id=job_id,
         restart_count=restarts,
     )
+
+
+def from_torch(environ: Mapping[str, str] | None = None) -> DistEnv:
+    """The same record from torchrun-style variables (RANK, WORLD_SIZE, ...), for processes
+    started without Slurm, e.g. by hand to compare."""
+    env = os.environ if environ is None else environ
+    world = int(env["WORLD_SIZE"])
+    return DistEnv(rank=int(env["RANK"]), world_size=world, local_rank=int(env.get("LOCAL_RANK", "0")),
+                   local_world_size=int(env.get("LOCAL_WORLD_SIZE", str(world))),
+                   node_rank=int(env.get("GROUP_RANK", "0")), master_addr=env.get("MASTER_ADDR", "127.0.0.1"),
+                   master_port=int(env.get("MASTER_PORT", "29500")), job_id=0, restart_count=0)
+
+
+def from_environment(environ: Mapping[str, str] | None = None) -> DistEnv:
+    """Slurm's variables when started by srun, torchrun's otherwise."""
+    env = os.environ if environ is None else environ
+    return from_slurm(env) if "SLURM_PROCID" in env else from_torch(env)

@@ -77,3 +77,11 @@ def test_library_contracts(names):
         assert int(env["SLURM_STEP_TASKS_PER_NODE"].split("(")[0]) * int(env["SLURM_STEP_NUM_NODES"]) == \
             int(env["SLURM_STEP_NUM_TASKS"])
         assert env["SLURM_RESTART_COUNT"] == "1"
+
+
+def test_started_by_hand_with_torch_variables():
+    from minislurm.train.distenv import from_environment
+    env = from_environment({"RANK": "3", "WORLD_SIZE": "8", "LOCAL_RANK": "3", "LOCAL_WORLD_SIZE": "4",
+                            "MASTER_ADDR": "10.1.1.1", "MASTER_PORT": "29400"})
+    assert (env.rank, env.world_size, env.local_rank, env.local_world_size, env.master_port) == (3, 8, 3, 4, 29400)
+    assert from_environment(tasks()[2]).rank == 2  # srun's variables win when present
