@@ -1,26 +1,11 @@
 """sacct's text (see minislurm/cli/fmt/sacct.py for the sources)."""
 
-import os
-import time
 
 import pytest
 
 from minislurm.cli.fmt.sacct import format_records
 
 NOW = 1_709_294_400.0  # 2024-03-01T12:00:00 UTC
-
-
-@pytest.fixture(autouse=True)
-def utc():
-    old = os.environ.get("TZ")
-    os.environ["TZ"] = "UTC"
-    time.tzset()
-    yield
-    if old is None:
-        del os.environ["TZ"]
-    else:
-        os.environ["TZ"] = old
-    time.tzset()
 
 
 def rec(job_id, step=None, **kw):

@@ -1,7 +1,5 @@
 """sinfo's text (see minislurm/cli/fmt/sinfo.py for the sources)."""
 
-import os
-import time
 
 import pytest
 
@@ -12,19 +10,6 @@ from minislurm.core.state import ClusterState
 from minislurm.core.views import node_view, partition_view
 
 NOW = 1_709_294_400.0  # 2024-03-01T12:00:00 UTC
-
-
-@pytest.fixture(autouse=True)
-def utc():
-    old = os.environ.get("TZ")
-    os.environ["TZ"] = "UTC"
-    time.tzset()
-    yield
-    if old is None:
-        del os.environ["TZ"]
-    else:
-        os.environ["TZ"] = old
-    time.tzset()
 
 
 def man_page_cluster():

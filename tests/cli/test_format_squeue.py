@@ -1,7 +1,5 @@
 """squeue's text, column by column (see minislurm/cli/fmt/squeue.py for the sources)."""
 
-import os
-import time
 
 import pytest
 
@@ -14,19 +12,6 @@ from minislurm.core.views import job_view
 
 NOW = 1_709_294_400.0  # 2024-03-01T12:00:00 UTC
 HEADER = "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n"
-
-
-@pytest.fixture(autouse=True)
-def utc():
-    old = os.environ.get("TZ")
-    os.environ["TZ"] = "UTC"
-    time.tzset()
-    yield
-    if old is None:
-        del os.environ["TZ"]
-    else:
-        os.environ["TZ"] = old
-    time.tzset()
 
 
 def job(job_id, state="PENDING", **kw):
