@@ -14,6 +14,8 @@ Optional view keys read besides the TypedDicts: job ``uid``, ``gid``, ``group``,
 
 from __future__ import annotations
 
+import time
+
 from minislurm.cli.fmt.fields import mem_units, timestamp
 from minislurm.core.hostlist import compress, expand
 from minislurm.core.timefmt import format_elapsed
@@ -257,3 +259,23 @@ def show_hostnames(expr: str) -> str:
 def show_hostlist(expr: str, sorted: bool = False) -> str:
     """``scontrol show hostlist`` (order and duplicates kept) or ``hostlistsorted``."""
     return compress(expand(expr), sort=sorted) + "\n"
+
+
+def show_reservation(resv: dict, *, now: float | None = None) -> str:
+    """``scontrol show reservation``: times, nodes, who may use it, and whether it is active."""
+    start, end = resv["start"], resv.get("end")
+    now = time.time() if now is None else now
+    state = "ACTIVE" if start <= now and (end is None or now < end) else "INACTIVE"
+    nodes = expand(resv["nodes"]) if isinstance(resv["nodes"], str) else list(resv["nodes"])
+    lines = [
+        f"ReservationName={resv['name']} StartTime={_time(start)} "
+        f"EndTime={_time(end) if end is not None else 'Unknown'} "
+        f"Duration={_limit(None if end is None else end - start)}",
+        f"Nodes={compress(nodes)} NodeCnt={len(nodes)} CoreCnt=0 Features=(null) PartitionName=(null) "
+        f"Flags={','.join(resv.get('flags', ()))}",
+        "TRES=(null)",
+        f"Users={_null(','.join(resv.get('users', ())))} Groups=(null) "
+        f"Accounts={_null(','.join(resv.get('accounts', ())))} Licenses=(null) State={state} BurstBuffer=(null)",
+        "MaxStartDelay=(null)",
+    ]
+    return _record(lines)
