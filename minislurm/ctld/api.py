@@ -214,7 +214,7 @@ async def priorities(request: web.Request) -> web.Response:
 
     from minislurm.sched.priority import multifactor
     ctl = _ctl(request)
-    book = getattr(ctl, "fairshare", None)
+    book = ctl.fairshare
     fs = book.factors(ctl.clock()) if book else {}
     rows = [asdict(multifactor.factors(j, ctl.state, ctl.clock(), fs)) for j in ctl.state.pending.values()]
     return web.json_response({"type": ctl.config.priority.type, "factors": rows})
@@ -223,7 +223,7 @@ async def priorities(request: web.Request) -> web.Response:
 async def shares(request: web.Request) -> web.Response:
     from dataclasses import asdict
     ctl = _ctl(request)
-    book = getattr(ctl, "fairshare", None)
+    book = ctl.fairshare
     rows = [asdict(r) for r in book.rows(ctl.clock())] if book else []
     for r in rows:
         r.update({k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()})

@@ -69,6 +69,8 @@ class Controller(RunningJobs):
         # job -> (final state, reason) we asked its agents to end it with; for a requeue,
         # (REQUEUED, hold kind or None)
         self._ending: dict[int, tuple[JobState, str | None]] = {}
+        self._waiters: dict[int, asyncio.Event] = {}  # jobs someone long-polls (srun, sbatch --wait)
+        self.fairshare = None  # a FairShareBook, with priority/multifactor
         self._pass_due = False
         self._changed = asyncio.Event()
         self._tasks: list[asyncio.Task] = []

@@ -140,7 +140,7 @@ class RunningJobs:
         self.save_job(job)
 
     def charge_usage(self, job: Job) -> None:
-        book = getattr(self, "fairshare", None)
+        book = self.fairshare
         if book is not None and job.alloc is not None and job.start_time is not None:
             book.charge(job, self.clock())
 
@@ -180,13 +180,11 @@ class RunningJobs:
 
     # -- waiting for a job (srun, sbatch --wait) ---------------------------------------------
     def _wake(self, job_id: int) -> None:
-        ev = self._waiters.pop(job_id, None) if hasattr(self, "_waiters") else None
+        ev = self._waiters.pop(job_id, None)
         if ev is not None:
             ev.set()
 
     async def wait_change(self, job_id: int, timeout: float) -> None:
-        if not hasattr(self, "_waiters"):
-            self._waiters: dict[int, asyncio.Event] = {}
         ev = self._waiters.setdefault(job_id, asyncio.Event())
         try:
             await asyncio.wait_for(ev.wait(), timeout)
