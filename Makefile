@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-unit test-labs test-book book bench clean
+.PHONY: demo test test-unit test-labs test-book book bench grade-demo clean
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,17 @@ book: $(STAMP) $(NPM_STAMP)
 	    cp $(NPM_DIST)/*.woff $(NPM_DIST)/*.woff2 $(NPM_DIST)/*.ttf $(NPM_DIST)/*.eot $(NPM_DIST)/*.svg book/_vendor_root/$$d/; \
 	done
 	$(VENV)/bin/jupyter-book build -W -n --keep-going --all book/
+
+# Grading with otter-grader, end to end on lab 5: the student version and autograder zip, four
+# example submissions (right, partly right, broken, corrupt), and grades.csv; all in out/grade-demo.
+GRADE_DEMO := out/grade-demo
+grade-demo: $(STAMP)
+	rm -rf $(GRADE_DEMO)
+	$(VENV)/bin/minislurm grade assign labs/05-priority.ipynb --out $(GRADE_DEMO)/dist
+	$(PY) examples/grading/make_submissions.py $(GRADE_DEMO)/dist/student/05-priority.ipynb $(GRADE_DEMO)/submissions
+	$(VENV)/bin/minislurm grade run $(GRADE_DEMO)/submissions --autograder $(GRADE_DEMO)/dist/autograder/05-priority-autograder.zip \
+	    --timeout 10 --out $(GRADE_DEMO)/grades.csv
+	cat $(GRADE_DEMO)/grades.csv
 
 bench: $(STAMP)
 	$(PY) bench/sched_pass.py

@@ -19,6 +19,7 @@ COMMANDS = {
     "sshare": ("minislurm.cli.sshare", "view fair-share usage"),
     "sim": ("minislurm.cli.sim", "replay a workload trace in the simulator"),
     "demo": ("minislurm.cli.demo", "the guided tour (README's main command)"),
+    "grade": ("minislurm.cli.grade", "otter-grader for the labs: student versions, grades.csv"),
 }
 
 

@@ -29,16 +29,22 @@ WRONG = {
 
 
 def exercises(nb) -> dict[int, dict[str, str]]:
+    """answer, check and (joined, for the grader's hidden tests) hidden-check sources by exercise."""
     found: dict[int, dict[str, str]] = {}
     for cell in nb.cells:
         tags = set(cell.metadata.get("tags", []))
         for tag in tags:
             m = re.fullmatch(r"exercise-(\d+)", tag)
             if m:
-                kind = "answer" if "answer" in tags else "check" if "check" in tags else None
-                assert kind, f"exercise cell without answer/check tag: {cell.source[:60]!r}"
-                assert kind not in found.setdefault(int(m.group(1)), {}), f"two {kind} cells"
-                found[int(m.group(1))][kind] = cell.source
+                kind = next((k for k in ("answer", "check", "hidden-check") if k in tags), None)
+                assert kind, f"exercise cell without answer/check/hidden-check tag: {cell.source[:60]!r}"
+                cells = found.setdefault(int(m.group(1)), {})
+                if kind == "hidden-check":
+                    assert cell.source.startswith("# HIDDEN"), "a hidden check starts with '# HIDDEN'"
+                    cells[kind] = cells.get(kind, "") + cell.source + "\n"
+                    continue
+                assert kind not in cells, f"two {kind} cells"
+                cells[kind] = cell.source
     return found
 
 
@@ -52,7 +58,7 @@ def test_each_lab_has_tagged_exercises_with_solution_markers(name):
     found = exercises(nb)
     assert sorted(found) == [1, 2, 3]
     for n, cells in found.items():
-        assert set(cells) == {"answer", "check"}, (name, n)
+        assert {"answer", "check"} <= set(cells) <= {"answer", "check", "hidden-check"}, (name, n)
         assert "# BEGIN SOLUTION" in cells["answer"] and "# END SOLUTION" in cells["answer"]
         assert "assert" in cells["check"]
     assert not any(c.get("outputs") for c in nb.cells if c.cell_type == "code"), "commit labs without outputs"
@@ -66,6 +72,7 @@ def test_check_accepts_the_worked_answer_and_rejects_a_wrong_one(name, n):
     exec(setup_source(nb), right)
     exec(cells["answer"], right)
     exec(cells["check"], right)
+    exec(cells.get("hidden-check", ""), right)  # the grader's hidden tests pass on the worked answer too
     wrong: dict = {}
     exec(setup_source(nb), wrong)
     exec(WRONG[(name, n)], wrong)

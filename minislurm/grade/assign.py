@@ -1,0 +1,96 @@
+"""``minislurm grade assign``: student notebooks and autograder zips from the tagged labs.
+
+For each lab this writes the otter master notebook (:mod:`.master`) into a temporary folder, runs
+``otter assign`` on it in a subprocess (through :mod:`.quick`) (otter's output is long and its imports are heavy; a
+subprocess also lets several labs be assigned at once) and keeps two files::
+
+    DIST/student/<lab>.ipynb               solutions blanked, grader.check("exercise-N") cells
+    DIST/autograder/<lab>-autograder.zip   every test, hidden ones included, for `grade run`
+
+By default ``otter assign`` also grades the worked solutions against every test and fails when
+one does not pass, so a broken hidden test is caught here, before students submit.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from minislurm.grade.exercises import read_exercises
+from minislurm.grade.master import build_master
+from minislurm.grade.quick import ipython_dir
+
+
+class AssignError(RuntimeError):
+    """otter assign failed on a lab; the message holds the end of its output."""
+
+
+@dataclass
+class Assigned:
+    lab: str
+    student: Path
+    autograder: Path
+    questions: int
+    points: float
+    hidden_cases: int
+    seconds: float
+
+    def line(self) -> str:
+        return (f"{self.lab}: {self.questions} questions, {self.points:g} points "
+                f"({self.hidden_cases} hidden test cases) -> {self.student}, {self.autograder} "
+                f"({self.seconds:.1f} s)")
+
+
+def gradable_labs(paths: list[Path]) -> list[Path]:
+    """The notebooks among ``paths`` (files or folders) that have tagged exercises."""
+    found: list[Path] = []
+    for p in paths:
+        found += sorted(p.glob("*.ipynb")) if p.is_dir() else [p]
+    return [p for p in found if read_exercises(nbformat.read(p, as_version=4))]
+
+
+def assign_lab(lab: Path, dist: Path, *, run_tests: bool = True, timeout: float = 900) -> Assigned:
+    t0 = time.monotonic()
+    name = lab.stem
+    nb = nbformat.read(lab, as_version=4)
+    exercises = read_exercises(nb)
+    master = build_master(nb, name, run_tests=run_tests)
+    with tempfile.TemporaryDirectory(prefix=f"minislurm-assign-{name}-") as tmp:
+        src = Path(tmp) / f"{name}.ipynb"
+        nbformat.write(master, src)
+        env = dict(os.environ, IPYTHONDIR=str(ipython_dir(Path(tmp) / "ipython")))
+        cmd = [sys.executable, "-m", "minislurm.grade.quick", "assign", "--no-pdfs"]
+        cmd += [] if run_tests else ["--no-run-tests"]
+        cmd += [src.name, "out"]
+        proc = subprocess.run(cmd, cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, timeout=timeout)
+        out = Path(tmp) / "out"
+        zips = sorted((out / "autograder").glob(f"{name}-autograder_*.zip"))
+        if proc.returncode != 0 or not zips:
+            tail = "\n".join(proc.stdout.strip().splitlines()[-15:])
+            raise AssignError(f"{lab}: otter assign failed (exit {proc.returncode}):\n{tail}")
+        (dist / "student").mkdir(parents=True, exist_ok=True)
+        (dist / "autograder").mkdir(parents=True, exist_ok=True)
+        student = dist / "student" / f"{name}.ipynb"
+        autograder = dist / "autograder" / f"{name}-autograder.zip"
+        shutil.copyfile(out / "student" / f"{name}.ipynb", student)
+        shutil.copyfile(zips[-1], autograder)
+    return Assigned(name, student, autograder, len(exercises),
+                    sum(e.points for e in exercises.values()),
+                    sum(1 for e in exercises.values() for t in e.tests if t.hidden),
+                    time.monotonic() - t0)
+
+
+def assign(labs: list[Path], dist: Path, *, run_tests: bool = True, jobs: int = 1) -> list[Assigned]:
+    """Assign every lab (``jobs`` at a time); raises :class:`AssignError` on the first failure."""
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        return list(pool.map(lambda lab: assign_lab(lab, dist, run_tests=run_tests), labs))

@@ -1,0 +1,243 @@
+"""``minislurm grade run``: grade a folder of submissions into ``grades.csv``.
+
+otter's own folder command (``otter grade``) only runs in Docker containers it builds from the
+internet; this replaces it with a loop over :func:`.sandbox.run_one` and a CSV of one row per
+student and question (``student,question,score,max``).
+
+Layouts: ``SUBMISSIONS/<student>.ipynb`` (the student is the file name) or
+``SUBMISSIONS/<student>/<lab>.ipynb`` (the student is the folder).  With ``--dist`` each notebook
+is graded by its lab's zip, found from the file name or the notebook's otter metadata.
+
+A submission that cannot be graded at all (not a notebook, the wrong lab, timed out as a whole)
+gets 0 for every question of its lab and one ``FAILED`` line that says why; the others go on.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import json
+import re
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from minislurm.grade.sandbox import Outcome, run_one
+
+
+@dataclass
+class Submission:
+    student: str
+    path: Path
+    lab: str | None = None  # the lab's name; None when it cannot be told
+    autograder: Path | None = None
+    error: str | None = None  # a reason not to run it at all
+
+
+@dataclass
+class Graded:
+    submission: Submission
+    scores: dict[str, tuple[float, float]] = field(default_factory=dict)  # question -> (score, max)
+    error: str | None = None
+    notes: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def _natural(s: str):
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", s)]
+
+
+def questions_in(autograder: Path) -> dict[str, float]:
+    """Question -> points, read from the zip's test files without importing otter.
+
+    Handles otter's exception-based files (``@test_case(points=...)``) and OK-format files
+    (``test = {...}``), with otter's rule for cases without points: the question's ``points``
+    split among them, or 1 point per question when nothing says.
+    """
+    out: dict[str, float] = {}
+    with zipfile.ZipFile(autograder) as zf:
+        for info in zf.infolist():
+            if not re.fullmatch(r"tests/[^/]+\.py", info.filename):
+                continue
+            name, total, cases = _parse_test_file(zf.read(info).decode("utf-8"))
+            name = name or Path(info.filename).stem
+            given = [c for c in cases if c is not None]
+            missing = len(cases) - len(given)
+            if total is not None:
+                out[name] = float(total) if missing or not cases else float(sum(given))
+            elif missing and not given:
+                out[name] = 1.0
+            else:
+                out[name] = float(sum(given))
+    return dict(sorted(out.items(), key=lambda kv: _natural(kv[0])))
+
+
+def _parse_test_file(source: str) -> tuple[str | None, float | None, list[float | None]]:
+    name, total, cases = None, None, []
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            var = node.targets[0].id
+            try:
+                value = ast.literal_eval(node.value)
+            except ValueError:
+                continue
+            if var == "name":
+                name = value
+            elif var == "points" and isinstance(value, (int, float)):
+                total = value
+            elif var == "test" and isinstance(value, dict):  # OK format
+                name = value.get("name", name)
+                total = value.get("points") if isinstance(value.get("points"), (int, float)) else total
+                cases += [c.get("points") for s in value.get("suites", []) for c in s.get("cases", [])]
+        elif isinstance(node, ast.FunctionDef):
+            for dec in node.decorator_list:
+                if isinstance(dec, ast.Call) and getattr(dec.func, "id", "") == "test_case":
+                    kw = {k.arg: k.value for k in dec.keywords}
+                    cases.append(ast.literal_eval(kw["points"]) if "points" in kw else None)
+    return name, total, cases
+
+
+def assignment_name(autograder: Path) -> str:
+    with zipfile.ZipFile(autograder) as zf:
+        try:
+            config = json.loads(zf.read("otter_config.json"))
+        except KeyError:
+            config = {}
+    return config.get("assignment_name") or autograder.stem.removesuffix("-autograder")
+
+
+def _notebook_lab(path: Path) -> tuple[str | None, str | None]:
+    """(otter assignment name, why the file is unreadable) of a submitted notebook."""
+    try:
+        nb = json.loads(path.read_bytes())
+    except (OSError, ValueError) as e:
+        return None, f"not a readable notebook ({type(e).__name__}: {str(e)[:120]})"
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        return None, "not a notebook (no list of cells)"
+    meta = nb.get("metadata", {}).get("otter", {}) if isinstance(nb.get("metadata"), dict) else {}
+    return (meta.get("assignment_name") if isinstance(meta, dict) else None), None
+
+
+def find_submissions(root: Path, *, autograder: Path | None = None,
+                     dist: Path | None = None) -> list[Submission]:
+    """Every ``*.ipynb`` under ``root`` (hidden folders skipped), with its student and lab."""
+    if (autograder is None) == (dist is None):
+        raise ValueError("give exactly one of autograder and dist")
+    if autograder is not None:
+        labs = {assignment_name(autograder): autograder}
+    else:
+        labs = {}
+        for z in sorted((dist / "autograder").glob("*-autograder.zip")):
+            labs[assignment_name(z)] = z
+        if not labs:
+            raise ValueError(f"no *-autograder.zip under {dist / 'autograder'} (run 'minislurm grade assign')")
+    found: list[Submission] = []
+    seen: set[tuple[str, str | None]] = set()
+    for path in sorted(root.rglob("*.ipynb")):
+        rel = path.relative_to(root)
+        if any(part.startswith((".", "__")) for part in rel.parts):
+            continue  # .ipynb_checkpoints, __MACOSX
+        student = rel.parts[0] if len(rel.parts) > 1 else path.stem
+        meta_lab, unreadable = _notebook_lab(path)
+        if len(labs) == 1:
+            lab = next(iter(labs))
+        elif len(rel.parts) > 1 and path.stem in labs:
+            lab = path.stem
+        else:
+            lab = meta_lab if meta_lab in labs else None
+        sub = Submission(student, path, lab, labs.get(lab) if lab else None, unreadable)
+        if lab is None and sub.error is None:
+            sub.error = f"cannot tell which lab it is (labs: {', '.join(labs)})"
+        if (student, lab) in seen:
+            sub.error = f"a second submission of {student} for {lab}; only the first is graded"
+        seen.add((student, lab))
+        found.append(sub)
+    return found
+
+
+def grade_one(sandbox, sub: Submission, *, cell_timeout: float, total_timeout: float) -> Graded:
+    questions = questions_in(sub.autograder) if sub.autograder else {}
+    if sub.error:
+        return Graded(sub, {q: (0.0, p) for q, p in questions.items()}, sub.error)
+    outcome: Outcome = run_one(sandbox, sub.path, sub.autograder, cell_timeout=cell_timeout,
+                               total_timeout=total_timeout)
+    scores = {q: (0.0, p) for q, p in questions.items()}
+    if outcome.error is None:
+        for q, r in outcome.result.get("questions", {}).items():
+            scores[q] = (float(r["score"]), float(r["possible"]))
+    return Graded(sub, scores, outcome.error, outcome.result.get("notes", {}) or {}, outcome.seconds)
+
+
+def grade_folder(root: Path, *, autograder: Path | None = None, dist: Path | None = None,
+                 sandbox=None, cell_timeout: float = 120, total_timeout: float = 900,
+                 jobs: int = 1, progress=None) -> list[Graded]:
+    """Grade every submission under ``root``; ``progress(graded)`` is called as each one ends."""
+    from minislurm.grade.sandbox import LocalSandbox
+
+    sandbox = sandbox or LocalSandbox()
+    subs = find_submissions(root, autograder=autograder, dist=dist)
+
+    def one(sub: Submission) -> Graded:
+        g = grade_one(sandbox, sub, cell_timeout=cell_timeout, total_timeout=total_timeout)
+        if progress:
+            progress(g)
+        return g
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        return list(pool.map(one, subs))
+
+
+def question_label(graded: list[Graded], g: Graded, question: str) -> str:
+    """The question's name, prefixed with the lab when the run covers several labs."""
+    labs = {x.submission.lab for x in graded if x.submission.lab}
+    return f"{g.submission.lab}/{question}" if len(labs) > 1 else question
+
+
+def rows(graded: list[Graded]) -> list[tuple[str, str, float, float]]:
+    """(student, question, score, max), sorted by student and question."""
+    out = []
+    for g in graded:
+        for q, (score, most) in g.scores.items():
+            out.append((g.submission.student, question_label(graded, g, q), score, most))
+    return sorted(out, key=lambda r: (_natural(r[0]), _natural(r[1])))
+
+
+def _num(x: float) -> str:
+    return f"{x:g}"
+
+
+def write_csv(graded: list[Graded], path: Path) -> int:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = rows(graded)
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["student", "question", "score", "max"])
+        for student, question, score, most in table:
+            w.writerow([student, question, _num(score), _num(most)])
+    return len(table)
+
+
+def summary(graded: list[Graded]) -> str:
+    """A table: one line per student, its questions as score/max, its total; then the failures."""
+    table = rows(graded)
+    questions = sorted({r[1] for r in table}, key=_natural)
+    students = sorted({r[0] for r in table} | {g.submission.student for g in graded}, key=_natural)
+    cell = {(r[0], r[1]): f"{_num(r[2])}/{_num(r[3])}" for r in table}
+    wide = len(questions) <= 6
+    header = ["student"] + (questions if wide else []) + ["total"]
+    lines = []
+    for s in students:
+        mine = [r for r in table if r[0] == s]
+        total = f"{_num(sum(r[2] for r in mine))}/{_num(sum(r[3] for r in mine))}"
+        lines.append([s] + ([cell.get((s, q), "-") for q in questions] if wide else []) + [total])
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *lines)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    out = [fmt.format(*header)] + [fmt.format(*line) for line in lines]
+    for g in sorted(graded, key=lambda g: (_natural(g.submission.student), g.submission.path.name)):
+        where = f"{g.submission.student} ({g.submission.path.name})"
+        if g.error:
+            out.append(f"FAILED {where}: {g.error}")
+        for q, note in sorted(g.notes.items(), key=lambda kv: _natural(kv[0])):
+            out.append(f"note   {where} {q}: {note}")
+    return "\n".join(out)

@@ -1,0 +1,22 @@
+"""The labs assigned once per session, shared by the grading tests."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from gradekit import LABS, minislurm  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def dist(tmp_path_factory):
+    """``minislurm grade assign`` on the three labs (the worked solutions are graded too)."""
+    out = tmp_path_factory.mktemp("dist")
+    proc = minislurm("grade", "assign", *(f"labs/{lab}.ipynb" for lab in LABS), "--out", str(out),
+                     "--jobs", "2")
+    assert proc.returncode == 0, proc.stdout
+    return out, proc.stdout

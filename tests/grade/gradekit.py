@@ -1,0 +1,39 @@
+"""Helpers for the grading tests: run ``minislurm`` as an instructor would, and write submissions
+from the student notebooks (answer cells filled with given code)."""
+
+from __future__ import annotations
+
+import copy
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[2]
+LABS = ["05-priority", "06-backfill", "08-at-scale"]
+
+
+def minislurm(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run ``minislurm ARGS`` as an instructor would, from the repository root."""
+    return subprocess.run([sys.executable, "-m", "minislurm.cli.main", *args], cwd=ROOT,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
+
+
+def worked_answers(lab: str) -> list[str]:
+    """The lab's own answer cells (the worked solutions), in exercise order."""
+    nb = nbformat.read(ROOT / "labs" / f"{lab}.ipynb", as_version=4)
+    return [c.source for c in nb.cells if "answer" in c.metadata.get("tags", [])]
+
+
+def write_submission(student_nb: Path, path: Path, answers: list[str | None]) -> Path:
+    """The student notebook with its answer cells replaced (None: left blank)."""
+    nb = copy.deepcopy(nbformat.read(student_nb, as_version=4))
+    cells = [c for c in nb.cells if "otter_answer_cell" in c.metadata.get("tags", [])]
+    assert len(cells) == len(answers)
+    for cell, answer in zip(cells, answers):
+        if answer is not None:
+            cell.source = answer
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+    return path

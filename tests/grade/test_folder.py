@@ -1,0 +1,194 @@
+"""Submission discovery, question points from a zip, the CSV and the summary, and the sandbox's
+time limit, without otter (each in well under a second)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from minislurm.grade import folder, sandbox
+
+EXC_TEST = '''from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "{name}"
+points = None
+
+@test_case(points=1, hidden=False)
+def test_a(x):
+    assert x
+
+@test_case(points=2, hidden=True)
+def test_b(x):
+    assert x
+'''
+OK_TEST = 'OK_FORMAT = True\n\ntest = {"name": "q9", "points": 3, "suites": [{"cases": [{"code": ">>> 1", "hidden": False}]}]}\n'
+
+
+def make_zip(path: Path, lab: str, names=("exercise-1", "exercise-10", "exercise-2")) -> Path:
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("otter_config.json", json.dumps({"assignment_name": lab}))
+        for n in names:
+            zf.writestr(f"tests/{n}.py", EXC_TEST.format(name=n))
+        zf.writestr("tests/q9.py", OK_TEST)
+    return path
+
+
+def test_questions_and_points_come_from_the_zip_in_natural_order(tmp_path):
+    z = make_zip(tmp_path / "lab-autograder.zip", "lab")
+    assert folder.questions_in(z) == {"exercise-1": 3, "exercise-2": 3, "exercise-10": 3, "q9": 3}
+    assert folder.assignment_name(z) == "lab"
+
+
+def nb(path: Path, lab: str | None) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    meta = {"otter": {"assignment_name": lab}} if lab else {}
+    path.write_text(json.dumps({"cells": [], "metadata": meta, "nbformat": 4, "nbformat_minor": 5}))
+    return path
+
+
+def test_students_are_file_names_or_folders_and_labs_come_from_names_or_metadata(tmp_path):
+    dist = tmp_path / "dist"
+    (dist / "autograder").mkdir(parents=True)
+    make_zip(dist / "autograder" / "05-priority-autograder.zip", "05-priority")
+    make_zip(dist / "autograder" / "06-backfill-autograder.zip", "06-backfill")
+    subs = tmp_path / "subs"
+    nb(subs / "amy.ipynb", "06-backfill")
+    nb(subs / "ben" / "05-priority.ipynb", None)
+    nb(subs / "ben" / "my-copy.ipynb", "05-priority")  # second 05 of ben
+    nb(subs / "cy.ipynb", None)
+    (subs / "dee.ipynb").write_text("not json")
+    nb(subs / ".ipynb_checkpoints" / "amy-checkpoint.ipynb", "06-backfill")
+
+    found = {(s.student, s.path.name): s for s in folder.find_submissions(subs, dist=dist)}
+
+    assert sorted(found) == [("amy", "amy.ipynb"), ("ben", "05-priority.ipynb"), ("ben", "my-copy.ipynb"),
+                             ("cy", "cy.ipynb"), ("dee", "dee.ipynb")]
+    assert found["amy", "amy.ipynb"].lab == "06-backfill" and found["amy", "amy.ipynb"].error is None
+    assert found["ben", "05-priority.ipynb"].lab == "05-priority"
+    assert "second submission of ben" in found["ben", "my-copy.ipynb"].error
+    assert "cannot tell which lab" in found["cy", "cy.ipynb"].error
+    assert "not a readable notebook" in found["dee", "dee.ipynb"].error
+
+
+def test_csv_and_summary(tmp_path):
+    sub = folder.Submission("zoe", tmp_path / "zoe.ipynb", "lab")
+    bad = folder.Submission("al", tmp_path / "al.ipynb", "lab")
+    graded = [folder.Graded(sub, {"exercise-2": (1.0, 2.0), "exercise-1": (0.5, 1.0)},
+                            notes={"exercise-1": "the answer cell raised KeyError: 'x'"}),
+              folder.Graded(bad, {"exercise-1": (0.0, 1.0), "exercise-2": (0.0, 2.0)}, error="timed out")]
+    out = tmp_path / "g" / "grades.csv"
+    assert folder.write_csv(graded, out) == 4
+    assert out.read_text().splitlines() == ["student,question,score,max", "al,exercise-1,0,1", "al,exercise-2,0,2",
+                                            "zoe,exercise-1,0.5,1", "zoe,exercise-2,1,2"]
+    text = folder.summary(graded).splitlines()
+    assert text[0].split() == ["student", "exercise-1", "exercise-2", "total"]
+    assert text[1].split() == ["al", "0/1", "0/2", "0/3"] and text[2].split() == ["zoe", "0.5/1", "1/2", "1.5/3"]
+    assert text[3:] == ["FAILED al (al.ipynb): timed out",
+                        "note   zoe (zoe.ipynb) exercise-1: the answer cell raised KeyError: 'x'"]
+
+
+class FakeSandbox(sandbox.LocalSandbox):
+    """Runs a script instead of the grader: it starts a child in a session of its own (as
+    jupyter_client starts kernels) and then sleeps or writes a result."""
+
+    def __init__(self, script: str):
+        self.script = script
+
+    def command(self, work, cell_timeout, tag):
+        return [sys.executable, "-c", self.script, str(work / "out" / "result.json")]
+
+
+SPAWN = ("import subprocess, sys, time\n"
+         "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)  # minislurm-fake-kernel'],"
+         " start_new_session=True)\n")
+
+
+def fake_kernels(marker: bytes = b"minislurm-fake-kernel", wait: float = 5.0) -> list[str]:
+    deadline = time.monotonic() + wait
+    while True:
+        out = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                if marker in open(f"/proc/{pid}/cmdline", "rb").read():
+                    out.append(pid)
+            except OSError:
+                pass
+        if not out or time.monotonic() > deadline:
+            return out
+        time.sleep(0.1)
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="process tree from /proc")
+def test_past_the_whole_limit_the_runner_and_its_detached_kernel_are_killed(tmp_path):
+    (tmp_path / "s.ipynb").write_text("{}")
+    box = FakeSandbox(SPAWN + "time.sleep(60)")
+    t0 = time.monotonic()
+    outcome = sandbox.run_one(box, tmp_path / "s.ipynb", tmp_path / "s.ipynb", cell_timeout=1, total_timeout=1.5)
+    assert time.monotonic() - t0 < 10
+    assert outcome.error == "timed out: grading took longer than 1.5 s as a whole"
+    assert fake_kernels() == []
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="process command lines from /proc")
+def test_a_kernel_orphaned_by_a_finished_runner_is_killed(tmp_path):
+    (tmp_path / "s.ipynb").write_text("{}")
+    orphan = ("import subprocess, sys\n"  # like a kernel: a session of its own, a file of the folder
+              "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)  # minislurm-fake-orphan',"
+              " sys.argv[1]], start_new_session=True)\n")
+    sandbox.run_one(FakeSandbox(orphan), tmp_path / "s.ipynb", tmp_path / "s.ipynb", cell_timeout=1,
+                    total_timeout=30)
+    assert fake_kernels(b"minislurm-fake-orphan") == []
+
+
+def test_a_result_is_read_back_and_a_silent_crash_is_reported(tmp_path):
+    (tmp_path / "s.ipynb").write_text("{}")
+    ok = FakeSandbox("import json, sys; json.dump({'questions': {'q': {'score': 1, 'possible': 1}}, 'error': None},"
+                     " open(sys.argv[1], 'w'))")
+    outcome = sandbox.run_one(ok, tmp_path / "s.ipynb", tmp_path / "s.ipynb", cell_timeout=1, total_timeout=30)
+    assert outcome.error is None and outcome.result["questions"]["q"]["score"] == 1
+    crash = FakeSandbox("print('boom'); raise SystemExit(3)")
+    outcome = sandbox.run_one(crash, tmp_path / "s.ipynb", tmp_path / "s.ipynb", cell_timeout=1, total_timeout=30)
+    assert outcome.error == "the grader exited with status 3 and no result: boom"
+
+
+def test_docker_is_used_only_when_an_engine_answers(monkeypatch):
+    monkeypatch.setattr(sandbox, "docker_ready", lambda image: False)
+    assert isinstance(sandbox.choose("img"), sandbox.LocalSandbox)
+    with pytest.raises(RuntimeError, match="no Docker engine"):
+        sandbox.choose("img", docker="always")
+    monkeypatch.setattr(sandbox, "docker_ready", lambda image: True)
+    box = sandbox.choose("img")
+    assert isinstance(box, sandbox.DockerSandbox)
+    cmd = box.command(Path("/w"), 5, "tag1")
+    assert cmd[:5] == ["docker", "run", "--rm", "--name", "tag1"]
+    for flag in (["--network", "none"], ["--read-only"], ["-v", "/w/in:/grade/in:ro"], ["--memory", "2g"]):
+        assert any(cmd[i:i + len(flag)] == flag for i in range(len(cmd)))
+    assert cmd[cmd.index("img") + 1:][:3] == ["python", "-m", "minislurm.grade.runner"]
+    assert isinstance(sandbox.choose("img", docker="never"), sandbox.LocalSandbox)
+
+
+def test_cli_says_what_is_wrong_without_grading_anything(tmp_path, capsys):
+    from minislurm.cli import grade, main
+
+    assert main.main(["--help"]) == 0 and "grade" in capsys.readouterr().out
+    assert grade.main([]) == 1 and "assign" in capsys.readouterr().out
+    assert grade.main(["mark"]) == 1 and "unknown command 'mark'" in capsys.readouterr().err
+    assert grade.main(["run", str(tmp_path / "nope"), "--autograder", "x.zip"]) == 1
+    assert "is not a folder" in capsys.readouterr().err
+    assert grade.main(["run", str(tmp_path), "--autograder", str(tmp_path / "x.zip")]) == 1
+    assert f"--autograder {tmp_path / 'x.zip'} does not exist" in capsys.readouterr().err
+    make_zip(tmp_path / "lab-autograder.zip", "lab")
+    assert grade.main(["run", str(tmp_path), "--autograder", str(tmp_path / "lab-autograder.zip")]) == 1
+    assert "no *.ipynb under" in capsys.readouterr().err
+    plain = tmp_path / "plain.ipynb"
+    plain.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    assert grade.main(["assign", str(plain), "--out", str(tmp_path / "d")]) == 1
+    assert "no lab notebook with tagged exercises" in capsys.readouterr().err
