@@ -1,8 +1,9 @@
 """Lab views: thin ipywidgets front-ends over minislurm's scheduler and simulator.
 
-The models are plain functions (``scenario``, ``queue``, ``replays``) that call minislurm's
-real policy and simulator; the views (``*_view``) only hold widgets and draw.  Views are
-imported lazily so the models work without ipywidgets installed.
+The models are plain functions (``scenario``, ``queue``, ``replays``, ``packing``,
+``srun_model``) that call minislurm's real policy and simulator; the views (``*_view``) only
+hold widgets and draw.  Views are imported lazily so the models work without ipywidgets
+installed.
 """
 
 from __future__ import annotations
@@ -14,6 +15,10 @@ _VIEWS = {
     "PriorityExplorer": "minislurm.lab.priority_view",
     "TraceExplorer": "minislurm.lab.trace_view",
     "FailureExplorer": "minislurm.lab.failure_view",
+    "GresPackingExplorer": "minislurm.lab.packing_view",
+    "SrunInspector": "minislurm.lab.srun_view",
+    "SinfoExplorer": "minislurm.lab.sinfo_view",
+    "SbatchExplorer": "minislurm.lab.sbatch_view",
 }
 
 __all__ = sorted(_VIEWS)

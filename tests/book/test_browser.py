@@ -31,9 +31,15 @@ SCRIPT = Path(__file__).with_name("browser_check.mjs")
 # page -> (widgets the page embeds, has math)
 PAGES = {
     "intro.html": (0, False),
+    "01-why-slurm.html": (0, False),
+    "02-batch-jobs.html": (0, False),
+    "03-gpus-gres.html": (1, False),
+    "04-srun-distributed.html": (1, False),
     "05-priority-fairshare.html": (1, True),
     "06-backfill.html": (1, False),
+    "07-node-failures.html": (0, False),
     "08-at-scale.html": (2, True),
+    "09-real-slurm.html": (0, False),
     "labs.html": (0, False),
 }
 # pydata-sphinx-theme logs this on a first visit, when no light/dark preference is stored yet.
@@ -109,6 +115,7 @@ def test_chapter_charts_render(report):
     # The executed examples' figures (Gantt charts, wait curves, the checkpoint trade-off).
     assert report["06-backfill.html"]["static_images"] >= 6
     assert report["08-at-scale.html"]["static_images"] >= 4
+    assert report["03-gpus-gres.html"]["static_images"] >= 2  # packing and fragmentation figures
 
 
 @pytest.mark.parametrize("page", [p for p, (_, math) in PAGES.items() if math])

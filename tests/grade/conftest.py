@@ -14,7 +14,7 @@ from gradekit import LABS, minislurm  # noqa: E402
 
 @pytest.fixture(scope="session")
 def dist(tmp_path_factory):
-    """``minislurm grade assign`` on the three labs (the worked solutions are graded too)."""
+    """``minislurm grade assign`` on every lab (the worked solutions are graded too)."""
     out = tmp_path_factory.mktemp("dist")
     proc = minislurm("grade", "assign", *(f"labs/{lab}.ipynb" for lab in LABS), "--out", str(out),
                      "--jobs", "2")

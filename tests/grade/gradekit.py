@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 
 ROOT = Path(__file__).resolve().parents[2]
-LABS = ["05-priority", "06-backfill", "08-at-scale"]
+LABS = sorted(p.stem for p in (ROOT / "labs").glob("*.ipynb"))
 
 
 def minislurm(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:

@@ -14,9 +14,12 @@ from gradekit import LABS, worked_answers
 from minislurm.grade.folder import questions_in
 from minislurm.grade.quick import ipython_dir
 
-POINTS = {"05-priority": {"exercise-1": 2, "exercise-2": 2, "exercise-3": 2},
+TWO_EACH = {"exercise-1": 2, "exercise-2": 2, "exercise-3": 2}
+POINTS = {"01-cluster-basics": TWO_EACH, "02-batch-jobs": TWO_EACH, "03-gres-packing": TWO_EACH,
+          "04-srun-env": TWO_EACH, "05-priority": TWO_EACH,
           "06-backfill": {"exercise-1": 2, "exercise-2": 3, "exercise-3": 2},
-          "08-at-scale": {"exercise-1": 2, "exercise-2": 2, "exercise-3": 2}}
+          "07-failures": {"exercise-1": 3, "exercise-2": 2, "exercise-3": 2},
+          "08-at-scale": TWO_EACH}
 
 
 def test_assign_reports_each_lab_and_checks_the_solutions(dist):
@@ -25,7 +28,7 @@ def test_assign_reports_each_lab_and_checks_the_solutions(dist):
         assert f"{lab}: 3 questions, {sum(POINTS[lab].values())} points" in stdout
         assert (out / "student" / f"{lab}.ipynb").is_file()
         assert (out / "autograder" / f"{lab}-autograder.zip").is_file()
-    assert "3 labs in" in stdout and "the worked solutions pass every test" in stdout
+    assert f"{len(LABS)} labs in" in stdout and "the worked solutions pass every test" in stdout
 
 
 @pytest.mark.parametrize("lab", LABS)
