@@ -74,15 +74,21 @@ def _quote(text: str) -> str:
 class Client:
     def __init__(self, conf: Path | None = None, token: str | None = None, timeout: float = 60.0):
         self.conf = conf or conf_path()
-        self.host, self.port = controller_address(self.conf)
+        self._address: tuple[str, int] | None = None  # read on the first call, whose error path reports it
         self.token = token or find_token(self.conf)
         self.timeout = timeout
         self._sock: socket.socket | None = None
         self._buf = b""
 
+    @property
+    def address(self) -> tuple[str, int]:
+        if self._address is None:
+            self._address = controller_address(self.conf)
+        return self._address
+
     def _connect(self) -> socket.socket:
         if self._sock is None:
-            self._sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
+            self._sock = socket.create_connection(self.address, timeout=self.timeout)
             self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self._buf = b""
         return self._sock
@@ -133,7 +139,8 @@ class Client:
             pairs = [f"{_quote(k)}={_quote(v)}" for k, v in query.items() if v is not None]
             url += "?" + "&".join(pairs) if pairs else ""
         data = json.dumps(body).encode() if body is not None else b""
-        lines = [f"{method} {url} HTTP/1.1", f"Host: {self.host}:{self.port}", f"Content-Length: {len(data)}",
+        host, port = self.address
+        lines = [f"{method} {url} HTTP/1.1", f"Host: {host}:{port}", f"Content-Length: {len(data)}",
                  "Content-Type: application/json"]
         if self.token:
             lines.append(f"Authorization: Bearer {self.token}")

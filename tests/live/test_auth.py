@@ -79,6 +79,20 @@ def test_no_controller_there(live, tmp_path):
         assert (r.returncode, r.stdout, r.stderr) == (1, "", message + "\n"), argv
 
 
+def test_no_cluster_at_all_is_one_error_line_from_every_command(live, tmp_path):
+    missing = tmp_path / "nowhere" / "slurm.conf"
+    why = (f"Unable to contact slurm controller (no slurm.conf at {missing}; "
+           "start a cluster with `minislurm cluster up` or set SLURM_CONF)")
+    for argv, message in ((("squeue",), f"slurm_load_jobs error: {why}"),
+                          (("sinfo",), f"slurm_load_partitions: {why}"),
+                          (("sbatch", "--wrap", "true"), f"sbatch: error: Batch job submission failed: {why}"),
+                          (("srun", "true"), f"srun: error: Unable to allocate resources: {why}"),
+                          (("scancel", "7"), f"scancel: error: Kill job error on job id 7: {why}"),
+                          (("sacct",), f"sacct: error: {why}")):
+        r = live.run(*argv, env={"SLURM_CONF": str(missing), "SLURM_JWT": live.api.token})
+        assert (r.returncode, r.stdout, r.stderr) == (1, "", message + "\n"), argv
+
+
 def test_users_may_not_touch_other_users_jobs(live):
     mine = live.sbatch("--wrap", "sleep 60")
     pend = live.sbatch("--begin=now+1hour", "--wrap", "true")
@@ -173,7 +187,7 @@ def _raw(host: str, port: int, method: str, path: str, body: bytes | None, token
 
 
 def test_malformed_requests_get_400_and_the_daemons_live_on(live):
-    host, port = live.api.host, live.api.port
+    host, port = live.api.address
     token = live.api.token
     status, kind, body = _raw(host, port, "GET", "/api/v1/jobs", None)
     assert (status, json.loads(body)["error"].startswith("Invalid authentication credential")) == (401, True)
