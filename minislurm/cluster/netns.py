@@ -7,11 +7,20 @@ traffic between nodes crosses a real (virtual) network that a test can cut and h
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 
 
 def _ip(*args: str, check: bool = True) -> None:
     subprocess.run(["ip", *args], check=check, capture_output=True)
+
+
+def _forward_rule(bridge: str, op: str) -> None:
+    """Let frames between nodes through the host's firewall: where a Docker engine runs, its
+    FORWARD DROP policy also applies to bridged traffic (``op``: -I to add, -D to remove)."""
+    if shutil.which("iptables"):
+        subprocess.run(["iptables", op, "FORWARD", "-i", bridge, "-o", bridge, "-j", "ACCEPT"],
+                       capture_output=True, check=False)
 
 
 class Network:
@@ -38,6 +47,7 @@ class Network:
         _ip("link", "add", self.bridge, "type", "bridge")
         _ip("addr", "add", f"{self.ctld_addr}/24", "dev", self.bridge)
         _ip("link", "set", self.bridge, "up")
+        _forward_rule(self.bridge, "-I")
         for node in self.nodes:
             ns = self.ns(node)
             host_end, node_end = self._veth(node)
@@ -62,3 +72,4 @@ class Network:
             _ip("link", "del", self._veth(node)[0], check=False)
             _ip("netns", "del", self.ns(node), check=False)
         _ip("link", "del", self.bridge, check=False)
+        _forward_rule(self.bridge, "-D")
