@@ -105,16 +105,21 @@ class PackResult:
         return next((j for j in self.jobs if j.name in self.pending), None)
 
 
-def parse_nodes(text: str) -> list[int]:
-    """GPUs per node: ``"8,8,4"``, or ``"4x8"`` for four 8-GPU nodes, or a mix (``"2x8,4"``)."""
-    out: list[int] = []
+def _sizes(text: str, what: str, example: str):
+    """``(count, gpus, part)`` for each ``"N"`` or ``"CxN"`` item of a comma-separated list."""
     for part in re.split(r"[,\s]+", text.strip()):
         if not part:
             continue
         m = re.fullmatch(r"(?:(\d+)\s*[x*])?(\d+)", part)
         if not m:
-            raise ValueError(f"cannot read node size {part!r}: write GPUs per node, e.g. 8,8,4 or 3x8")
-        count, gpus = int(m.group(1) or 1), int(m.group(2))
+            raise ValueError(f"cannot read {what} size {part!r}: write GPUs per {what}, e.g. {example}")
+        yield int(m.group(1) or 1), int(m.group(2)), part
+
+
+def parse_nodes(text: str) -> list[int]:
+    """GPUs per node: ``"8,8,4"``, or ``"4x8"`` for four 8-GPU nodes, or a mix (``"2x8,4"``)."""
+    out: list[int] = []
+    for count, gpus, part in _sizes(text, "node", "8,8,4 or 3x8"):
         if not 1 <= gpus <= 16 or not 1 <= count <= 16:
             raise ValueError(f"node size {part!r}: 1 to 16 GPUs per node, at most 16 nodes of a size")
         out += [gpus] * count
@@ -126,13 +131,7 @@ def parse_nodes(text: str) -> list[int]:
 def parse_jobs(text: str) -> list[PackJob]:
     """Jobs in submission order: ``"3,2,4"`` (GPUs on one node) or ``"2x4"`` (2 nodes x 4 GPUs)."""
     out: list[PackJob] = []
-    for part in re.split(r"[,\s]+", text.strip()):
-        if not part:
-            continue
-        m = re.fullmatch(r"(?:(\d+)\s*[x*])?(\d+)", part)
-        if not m:
-            raise ValueError(f"cannot read job size {part!r}: write GPUs per job, e.g. 4 or 2x8")
-        nodes, gpus = int(m.group(1) or 1), int(m.group(2))
+    for nodes, gpus, part in _sizes(text, "job", "4 or 2x8"):
         if gpus < 1 or nodes < 1:
             raise ValueError(f"job size {part!r}: at least one node and one GPU")
         out.append(PackJob(f"j{len(out) + 1}", gpus, nodes))
