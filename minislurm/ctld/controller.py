@@ -33,7 +33,7 @@ from minislurm.ctld.running import RunningJobs
 from minislurm.ctld.store import Store
 from minislurm.sched import priority
 from minislurm.sched.schedule import schedule
-from minislurm.sched.submit import build_jobs
+from minislurm.sched.submit import NeverRuns, build_jobs
 
 log = logging.getLogger("minislurm.ctld")
 
@@ -160,21 +160,18 @@ class Controller(RunningJobs):
         now = self.clock()
         spec = spec_from_dict(request.get("spec", {}))
         batch = bool(request.get("batch", True))
-        jobs = build_jobs(spec, self.state, user=user, now=now,
-                          default_name=request.get("default_name") or ("sbatch" if batch else "srun"))
         uid, gid = self.ids_of(user, int(request.get("uid", 0)), int(request.get("gid", 0)))
+        try:
+            jobs = build_jobs(spec, self.state, user=user, now=now,
+                              default_name=request.get("default_name") or ("sbatch" if batch else "srun"))
+        except NeverRuns as exc:
+            await self._never_runs(exc.job, Live.from_request(request, batch, uid, gid), now)
+            raise
         for job in jobs:
             job.priority = priority.initial(job, self.state, now)
             if job.hold:  # a held job says so at once, and still does after a restart
                 job.reason = Reason.HELD_ADMIN if job.hold == "admin" else Reason.HELD_USER
-            self.live[job.job_id] = Live(
-                batch=batch, script=request.get("script"), environment=dict(request.get("environment", {})),
-                work_dir=request.get("work_dir") or "/", stdout=request.get("stdout", ""),
-                stderr=request.get("stderr", ""), stdin=request.get("stdin") or "/dev/null",
-                open_mode=spec.open_mode or "truncate", command=request.get("command", ""),
-                argv=[str(a) for a in request.get("argv", [])],
-                uid=uid, gid=gid,
-                submit_host=request.get("submit_host", ""))
+            self.live[job.job_id] = Live.from_request(request, batch, uid, gid)
             self.save_job(job)
         self.store.put_meta("next_job_id", self.state.next_job_id)
         await self.store.commit()
@@ -183,6 +180,17 @@ class Controller(RunningJobs):
             accounting.record_job(self, job)
         self.request_pass()
         return [j.job_id for j in jobs]
+
+    async def _never_runs(self, job: Job, live: Live, now: float) -> None:
+        """As slurmctld does: the refused request keeps its job id and a FAILED record (exit code
+        1, no nodes), so ``sacct`` lists it and the next job's id skips one."""
+        self.live[job.job_id] = live
+        job.state, job.reason, job.exit_code = JobState.FAILED, Reason.BAD_CONSTRAINTS, 1
+        job.start_time = job.end_time = now
+        accounting.record_job(self, job)
+        del self.live[job.job_id]
+        self.store.put_meta("next_job_id", self.state.next_job_id)
+        await self.store.commit()
 
     # -- scheduling ---------------------------------------------------------------------
     def request_pass(self) -> None:

@@ -33,6 +33,17 @@ class Live:
     next_step: int = 0
     cancelled_by: int | None = None
 
+    @classmethod
+    def from_request(cls, request: dict, batch: bool, uid: int, gid: int) -> "Live":
+        """What a submission (``POST /jobs``) says about how to run the job."""
+        spec = request.get("spec", {})
+        return cls(batch=batch, script=request.get("script"), environment=dict(request.get("environment", {})),
+                   work_dir=request.get("work_dir") or "/", stdout=request.get("stdout", ""),
+                   stderr=request.get("stderr", ""), stdin=request.get("stdin") or "/dev/null",
+                   open_mode=spec.get("open_mode") or "truncate", command=request.get("command", ""),
+                   argv=[str(a) for a in request.get("argv", [])], uid=uid, gid=gid,
+                   submit_host=request.get("submit_host", ""))
+
 
 def _inf(x: float) -> float | str:
     return "INFINITE" if x == math.inf else x

@@ -78,6 +78,16 @@ def _layout(spec: JobSpec, max_cpus: int, max_gpus: int, gpus: int, gpu_kind: st
     return nodes, tasks, per_node
 
 
+class NeverRuns(SlurmError):
+    """No node could ever hold the job.  slurmctld finds this only after it has created the job
+    record (its submit-time ``select_nodes`` test), so the request uses up a job id and is
+    accounted FAILED; ``job`` is that record."""
+
+    def __init__(self, message: str, job: Job):
+        super().__init__(message)
+        self.job = job
+
+
 def build_jobs(spec: JobSpec, state: ClusterState, *, user: str, now: float,
                default_name: str = "sbatch", account: str | None = None) -> list[Job]:
     """Validate ``spec`` and return its jobs (one, or one per array task), not yet queued.
@@ -141,16 +151,6 @@ def build_jobs(spec: JobSpec, state: ClusterState, *, user: str, now: float,
             if any(i not in state.jobs and i not in state.array_tasks for i in ids):
                 raise SlurmError(errors.DEPENDENCY)
 
-    probe = Job(0, shape=shape, exclusive=exclusive, num_nodes=nodes)
-    capable = fits_capacity(probe, state.nodes) & state.partition_mask(part.name)
-    if spec.nodelist:
-        if not all(capable[state.nodes.index[n]] for n in spec.nodelist):
-            raise SlurmError(errors.NODE_CONFIG_UNAVAILABLE)
-    for name in spec.exclude or ():
-        capable[state.nodes.index[name]] = False
-    if nodes <= len(part.nodes) and capable.sum() < nodes:
-        raise SlurmError(errors.NODE_CONFIG_UNAVAILABLE)
-
     template = dict(
         user=user, account=account, partition=part.name, name=spec.job_name or default_name,
         submit_time=now, time_limit=time_limit, num_nodes=nodes, shape=shape, exclusive=exclusive,
@@ -160,6 +160,14 @@ def build_jobs(spec: JobSpec, state: ClusterState, *, user: str, now: float,
         reservation=spec.reservation,
         requeue=cfg.job_requeue if spec.requeue is None else spec.requeue, spec=spec,
     )
+    probe = Job(0, shape=shape, exclusive=exclusive, num_nodes=nodes)
+    capable = fits_capacity(probe, state.nodes) & state.partition_mask(part.name)
+    for name in spec.exclude or ():
+        capable[state.nodes.index[name]] = False
+    if (spec.nodelist and not all(capable[state.nodes.index[n]] for n in spec.nodelist)) or (
+            nodes <= len(part.nodes) and capable.sum() < nodes):
+        raise NeverRuns(errors.NODE_CONFIG_UNAVAILABLE, Job(state.new_job_id(), **template))
+
     if spec.array is None:
         return [Job(state.new_job_id(), **template)]
     jobs: list[Job] = []

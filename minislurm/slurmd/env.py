@@ -23,6 +23,7 @@ def _job_common(job: dict, node: str, conf: str | None) -> dict[str, str]:
         "SLURM_SUBMIT_HOST": job["submit_host"], "SLURMD_NODENAME": node,
         "SLURM_JOB_USER": job["user"], "SLURM_JOB_UID": job["uid"], "SLURM_JOB_GID": job["gid"],
         "SLURM_JOB_START_TIME": int(job["start_time"]),
+        "SLURM_PRIO_PROCESS": 0,  # the submitting shell's nice value; minislurm assumes 0
     }
     if job.get("end_time"):
         env["SLURM_JOB_END_TIME"] = int(job["end_time"])
@@ -94,7 +95,7 @@ def step_env(job: dict, step: dict, node: str, base: dict[str, str], *, conf: st
         "SLURM_STEP_TASKS_PER_NODE": counts, "SLURM_TASKS_PER_NODE": counts,
         "SLURM_CPUS_ON_NODE": job["cpus_per_node"][job["nodes"].index(node)],
         "SLURM_NODEID": i, "SLURM_GTIDS": ",".join(map(str, step["task_ids"][i])),
-        "SLURM_DISTRIBUTION": "block", "SLURM_PRIO_PROCESS": 0, "SLURM_UMASK": "0022",
+        "SLURM_DISTRIBUTION": "block", "SLURM_UMASK": "0022",
     }
     if step.get("cpus_per_task"):
         extra["SLURM_CPUS_PER_TASK"] = step["cpus_per_task"]

@@ -128,13 +128,20 @@ def test_directive_precedence(live):
 
 
 def test_impossible_request_is_refused(live):
-    r = live.run("sbatch", "--gres=gpu:8", "--wrap", "true")
+    before = live.sbatch("--wrap", "true")
+    r = live.run("sbatch", "-J", "toobig", "--gres=gpu:8", "--wrap", "true")
     assert (r.returncode, r.stdout) == (1, "")
     assert r.stderr == ("sbatch: error: Batch job submission failed: "
                         "Requested node configuration is not available\n")
     r = live.run("sbatch", "--gres=foo:1", "--wrap", "true")
     assert r.stderr == ("sbatch: error: Batch job submission failed: "
                         "Invalid generic resource (gres) specification\n")
+    # As in slurmctld (checked against Slurm 22.05 in tests/docker): the request no node could
+    # hold used up a job id and is accounted FAILED; the malformed one left no trace.
+    after = live.sbatch("--wrap", "true")
+    assert after == before + 2
+    r = live.run("sacct", "-X", "-n", "-P", "-j", str(before + 1), "-o", "JobName,State,ExitCode,NodeList")
+    assert r.stdout == "toobig|FAILED|1:0|None assigned\n"
 
 
 def _batch_env(live, *args) -> tuple[int, dict[str, str]]:

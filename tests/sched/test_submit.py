@@ -18,7 +18,7 @@ from minislurm.core.reservation import AdvanceReservation
 from minislurm.core.state import ClusterState
 from minislurm.sched import priority
 from minislurm.sched.schedule import schedule
-from minislurm.sched.submit import build_jobs
+from minislurm.sched.submit import NeverRuns, build_jobs
 
 NOW = 1000.0
 NODE_CONFIG = "Requested node configuration is not available"
@@ -39,11 +39,17 @@ def build(state, *words, user="alice"):
 
 
 def refused(state, *words, user="alice") -> str:
-    """The message of the refusal; also checks the state was left untouched."""
+    """The message of the refusal; also checks that no job was queued, and that only a request
+    no node could ever hold used up a job id (as in slurmctld, which records it FAILED)."""
     jobs, next_id = dict(state.jobs), state.next_job_id
     with pytest.raises(SlurmError) as err:
         build(state, *words, user=user)
-    assert state.jobs == jobs and state.next_job_id == next_id
+    assert state.jobs == jobs
+    if isinstance(err.value, NeverRuns):
+        assert (err.value.job.job_id, state.next_job_id) == (next_id, next_id + 1)
+        assert err.value.message == NODE_CONFIG
+    else:
+        assert state.next_job_id == next_id
     return err.value.message
 
 
@@ -135,13 +141,14 @@ def test_required_node_outside_the_partition_is_refused():
     assert build(state, "-p", "b", "-w", "node02")[0].partition == "b"
 
 
-def test_refusals_leave_the_job_table_and_ids_alone():
+def test_refusals_leave_the_job_table_alone_and_only_never_runnable_ones_use_an_id():
     state = cluster()
     ok = build(state, "-N", "1")
     queue(state, ok)
     for words in (("--gres=gpu:16",), ("--gres=foo:1",), ("-p", "nope"), ("-a", "0-9", "--gres=gpu:9")):
         refused(state, *words)
-    assert list(state.jobs) == [ok[0].job_id] and state.next_job_id == ok[0].job_id + 1
+    # the two GPU requests no node could hold used up ids 2 and 3 (an array job takes one)
+    assert list(state.jobs) == [ok[0].job_id] and state.next_job_id == ok[0].job_id + 3
 
 
 # -- accepted, then pending ------------------------------------------------------------------
