@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-unit test-labs test-book book bench grade-demo clean
+.PHONY: demo test test-unit test-labs test-book book bench grade-demo grader-image real-slurm clean
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -67,6 +67,21 @@ grade-demo: $(STAMP)
 	$(VENV)/bin/minislurm grade run $(GRADE_DEMO)/submissions --autograder $(GRADE_DEMO)/dist/autograder/05-priority-autograder.zip \
 	    --timeout 10 --out $(GRADE_DEMO)/grades.csv
 	cat $(GRADE_DEMO)/grades.csv
+
+# The image `minislurm grade run --docker auto|always` grades each submission in, from Debian
+# packages and .venv's wheels, no registry needed (docker/grader/build.sh: root, a running Docker
+# engine and debootstrap).  Once it exists, `grade run` uses it by default.
+grader-image: $(STAMP)
+	docker/grader/build.sh
+
+# The real-Slurm twin (docker/slurm): Debian's Slurm 22.05 in containers, a controller, nodes c1
+# and c2 (4 fake GPUs each) and a login node.  Builds the image (cached when unchanged) and starts
+# the twin if it is not running; tests/docker/test_real_slurm.py compares it with minislurm.
+real-slurm: $(STAMP)
+	docker/slurm/cluster.sh build -q >/dev/null
+	docker/slurm/cluster.sh up
+	@echo "The real-Slurm twin is up: docker/slurm/cluster.sh exec   (a shell on the login node as student,"
+	@echo "in /shared/work; examples/ is in /shared/examples).  Stop it: docker/slurm/cluster.sh down"
 
 bench: $(STAMP)
 	$(PY) bench/sched_pass.py

@@ -10,8 +10,8 @@ Two ways to run, chosen once per ``grade run``:
 
 - :class:`DockerSandbox` when a Docker engine answers and the grading image exists: each
   submission in a fresh container with no network, a read-only root file system and read-only
-  inputs, limited CPUs, memory and process count, as an unprivileged user.  The image (built by
-  the project's ``docker/`` setup) must contain minislurm with its requirements.
+  inputs, limited CPUs, memory and process count, as an unprivileged user.  The image
+  (``make grader-image``: docker/grader) contains minislurm with its requirements.
 - :class:`LocalSandbox` otherwise: a local subprocess.  Student code then runs as the instructor,
   with the network, so grade untrusted submissions with Docker.
 """
@@ -31,6 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 RUNNER = ["-m", "minislurm.grade.runner"]
+# The grading image's unprivileged user (docker/grader/Dockerfile).  Not the caller's uid: as root
+# that would be root in the container (and without capabilities the labs' node agents then fail
+# to start jobs), and any other uid has no passwd entry there (the labs' controller looks it up).
+GRADER_USER = "1000:1000"
 KEEP_ENV = {"PATH", "HOME", "USER", "LOGNAME", "LANG", "TZ", "VIRTUAL_ENV", "PYTHONPATH", "SYSTEMROOT"}
 
 
@@ -79,10 +83,12 @@ class DockerSandbox:
 
     def command(self, work: Path, cell_timeout: float, tag: str) -> list[str]:
         return ["docker", "run", "--rm", "--name", tag,
-                "--network", "none", "--read-only", "--tmpfs", "/tmp:rw,exec,size=512m",
+                # no network; the host name still resolves (srun looks its own address up)
+                "--network", "none", "--hostname", "grader", "--add-host", "grader:127.0.0.1",
+                "--read-only", "--tmpfs", "/tmp:rw,exec,size=512m",
                 "--cpus", self.cpus, "--memory", self.memory, "--pids-limit", str(self.pids),
                 "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
-                "--user", f"{os.getuid()}:{os.getgid()}" if hasattr(os, "getuid") else "1000:1000",
+                "--user", GRADER_USER,
                 "-e", "HOME=/tmp", "-e", "MPLBACKEND=Agg", "--workdir", "/tmp",
                 "-v", f"{work / 'in'}:/grade/in:ro", "-v", f"{work / 'out'}:/grade/out:rw",
                 self.image, "python", *RUNNER, "/grade/in/submission.ipynb",

@@ -1,0 +1,123 @@
+"""``minislurm grade run --docker always`` in the grading image (``make grader-image``): the same
+grades as the local path, every lab (some start a live cluster), the whole-submission limit, and a
+submission that tries the network and writes outside /tmp and /grade/out.
+
+Skipped unless a Docker engine answers and the image exists."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from gradekit import LABS, minislurm, worked_answers, write_submission
+from minislurm.grade.sandbox import docker_ready
+from test_assign import POINTS
+from test_run import LAB, RIGHT, SUBMISSIONS, grade_processes, read_csv
+
+IMAGE = "minislurm-grader"
+pytestmark = pytest.mark.skipif(not docker_ready(IMAGE),
+                                reason=f"no Docker engine answers or no image {IMAGE!r} (make grader-image)")
+
+# Prepended to a right answer: the answer is only defined when every escape failed.
+ESCAPES = '''import os, socket, sysconfig, urllib.request
+_escaped = []
+for _name, _try in (("socket 1.1.1.1:53", lambda: socket.create_connection(("1.1.1.1", 53), timeout=3)),
+                    ("http://deb.debian.org", lambda: urllib.request.urlopen("http://deb.debian.org/", timeout=3))):
+    try:
+        _try().close()
+        _escaped.append(_name)
+    except OSError:
+        pass
+for _path in ("/escape", "/etc/escape", "/opt/minislurm/escape", sysconfig.get_paths()["purelib"] + "/sitecustomize.py",
+              "/grade/in/escape", "/grade/in/submission.ipynb"):
+    try:
+        with open(_path, "a") as _f:
+            _f.write("# escaped\\n")
+        _escaped.append(_path)
+    except OSError:
+        pass
+with open("/tmp/allowed", "w") as _f:  # the one place that must stay writable
+    _f.write("ok")
+if _escaped:
+    raise RuntimeError(f"escaped the sandbox: {_escaped}")
+'''
+
+
+def grade(*args: str) -> subprocess.CompletedProcess:
+    proc = minislurm("grade", "run", *args)
+    assert proc.returncode == 0, proc.stdout
+    return proc
+
+
+def containers() -> list[str]:
+    """Grading containers still there, running or not."""
+    return subprocess.run(["docker", "ps", "-a", "-q", "--filter", "name=minislurm-grade-"],
+                          capture_output=True, text=True, check=True).stdout.split()
+
+
+def reports(stdout: str) -> list[str]:
+    return sorted(line for line in stdout.splitlines() if line.startswith(("note ", "FAILED ")))
+
+
+def test_docker_gives_exactly_the_local_grades_and_notes(dist, tmp_path):
+    out, _ = dist
+    subs = tmp_path / "subs"
+    for who, answers in SUBMISSIONS.items():
+        write_submission(out / "student" / f"{LAB}.ipynb", subs / f"{who}.ipynb", answers)
+    (subs / "dave.ipynb").write_text('{"cells": [{"cell_type": "code", "source": "ablation_priority = 178"')
+    zip_ = out / "autograder" / f"{LAB}-autograder.zip"
+    common = ("--autograder", str(zip_), "--timeout", "5", "--jobs", "2")
+
+    local = grade(str(subs), *common, "--docker", "never", "--out", str(tmp_path / "local.csv"))
+    docker = grade(str(subs), *common, "--docker", "always", "--out", str(tmp_path / "docker.csv"))
+
+    assert f"grading 5 submissions in Docker image '{IMAGE}': no network" in docker.stdout
+    assert read_csv(tmp_path / "docker.csv") == read_csv(tmp_path / "local.csv")
+    assert ["bob", "exercise-2", "1", "2"] in read_csv(tmp_path / "docker.csv")  # the hidden case ran
+    assert reports(docker.stdout) == reports(local.stdout)
+    assert "4 graded, 1 failed" in docker.stdout
+    assert grade_processes() == [] and containers() == []
+
+
+def test_every_lab_worked_gets_full_marks_in_docker(dist, tmp_path):
+    """As locally (``grade assign`` checks that); labs 1-4 and 7 start a minislurm cluster
+    (controller, node agents, batch jobs) inside the container."""
+    out, _ = dist
+    subs = tmp_path / "subs"
+    for lab in LABS:
+        write_submission(out / "student" / f"{lab}.ipynb", subs / "grace" / f"{lab}.ipynb", worked_answers(lab))
+
+    grade(str(subs), "--dist", str(out), "--jobs", "2", "--docker", "always", "--out", str(tmp_path / "g.csv"))
+
+    assert read_csv(tmp_path / "g.csv")[1:] == [
+        ["grace", f"{lab}/{q}", str(p), str(p)] for lab in LABS for q, p in POINTS[lab].items()]
+    assert containers() == []
+
+
+def test_network_and_writes_outside_tmp_fail_in_the_sandbox_and_grading_completes(dist, tmp_path):
+    out, _ = dist
+    subs = tmp_path / "subs"
+    write_submission(out / "student" / f"{LAB}.ipynb", subs / "mallory.ipynb", [ESCAPES + RIGHT[0], *RIGHT[1:]])
+
+    proc = grade(str(subs), "--autograder", str(out / "autograder" / f"{LAB}-autograder.zip"), "--timeout", "30",
+                 "--docker", "always", "--out", str(tmp_path / "g.csv"))
+
+    assert "escaped" not in proc.stdout, proc.stdout  # the note says what got through
+    assert read_csv(tmp_path / "g.csv")[1:] == [["mallory", f"exercise-{n}", "2", "2"] for n in (1, 2, 3)]
+    assert "1 graded, 0 failed" in proc.stdout
+    assert containers() == []
+
+
+def test_a_submission_past_the_whole_limit_is_killed_with_its_container(dist, tmp_path):
+    out, _ = dist
+    stubborn = "import time\nwhile True:\n    try:\n        time.sleep(30)\n    except KeyboardInterrupt:\n        pass"
+    subs = tmp_path / "subs"
+    write_submission(out / "student" / f"{LAB}.ipynb", subs / "frank.ipynb", [RIGHT[0], stubborn, RIGHT[2]])
+
+    proc = grade(str(subs), "--autograder", str(out / "autograder" / f"{LAB}-autograder.zip"), "--timeout", "2",
+                 "--submission-timeout", "8", "--docker", "always", "--out", str(tmp_path / "g.csv"))
+
+    assert "FAILED frank (frank.ipynb): timed out: grading took longer than 8 s as a whole" in proc.stdout
+    assert read_csv(tmp_path / "g.csv")[1:] == [["frank", f"exercise-{n}", "0", "2"] for n in (1, 2, 3)]
+    assert grade_processes() == [] and containers() == []
