@@ -13,7 +13,7 @@ import pytest
 from gradekit import LABS, minislurm, worked_answers, write_submission
 from minislurm.grade.sandbox import docker_ready
 from test_assign import POINTS
-from test_run import LAB, RIGHT, SUBMISSIONS, grade_processes, read_csv
+from test_run import LAB, RIGHT, grade_processes, read_csv, write_examples
 
 IMAGE = "minislurm-grader"
 pytestmark = pytest.mark.skipif(not docker_ready(IMAGE),
@@ -62,10 +62,7 @@ def reports(stdout: str) -> list[str]:
 
 def test_docker_gives_exactly_the_local_grades_and_notes(dist, tmp_path):
     out, _ = dist
-    subs = tmp_path / "subs"
-    for who, answers in SUBMISSIONS.items():
-        write_submission(out / "student" / f"{LAB}.ipynb", subs / f"{who}.ipynb", answers)
-    (subs / "dave.ipynb").write_text('{"cells": [{"cell_type": "code", "source": "ablation_priority = 178"')
+    subs = write_examples(out / "student" / f"{LAB}.ipynb", tmp_path / "subs")
     zip_ = out / "autograder" / f"{LAB}-autograder.zip"
     common = ("--autograder", str(zip_), "--timeout", "5", "--jobs", "2")
 

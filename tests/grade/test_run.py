@@ -28,6 +28,16 @@ SUBMISSIONS = {
 }
 
 
+def write_examples(student_nb: Path, subs: Path) -> Path:
+    """The four SUBMISSIONS, a corrupt notebook (dave) and a Jupyter checkpoint to be ignored."""
+    for who, answers in SUBMISSIONS.items():
+        write_submission(student_nb, subs / f"{who}.ipynb", answers)
+    (subs / "dave.ipynb").write_text('{"cells": [{"cell_type": "code", "source": "ablation_priority = 178"')
+    (subs / ".ipynb_checkpoints").mkdir()
+    (subs / ".ipynb_checkpoints" / "alice-checkpoint.ipynb").write_text("{}")
+    return subs
+
+
 def read_csv(path: Path) -> list[list[str]]:
     with open(path, newline="") as f:
         return list(csv.reader(f))
@@ -53,12 +63,7 @@ def grade_processes(wait: float = 5.0) -> list[str]:
 
 def test_a_folder_of_submissions_gives_exact_grades_and_says_what_failed(dist, tmp_path):
     out, _ = dist
-    subs = tmp_path / "subs"
-    for who, answers in SUBMISSIONS.items():
-        write_submission(out / "student" / f"{LAB}.ipynb", subs / f"{who}.ipynb", answers)
-    (subs / "dave.ipynb").write_text('{"cells": [{"cell_type": "code", "source": "ablation_priority = 178"')
-    (subs / ".ipynb_checkpoints").mkdir()
-    (subs / ".ipynb_checkpoints" / "alice-checkpoint.ipynb").write_text("{}")
+    subs = write_examples(out / "student" / f"{LAB}.ipynb", tmp_path / "subs")
     grades = tmp_path / "grades.csv"
 
     proc = minislurm("grade", "run", str(subs), "--autograder", str(out / "autograder" / f"{LAB}-autograder.zip"),
