@@ -37,7 +37,7 @@ def up(args) -> int:
         print("minislurm cluster: error: --netns needs root (network namespaces)", file=sys.stderr)
         return 1
     cluster = LocalCluster(args.nodes, args.gpus_per_node, args.cpus_per_node, args.mem, dir=folder,
-                           conf=args.conf, netns=args.netns)
+                           conf=args.conf, netns=args.netns, outlive=True)
     try:
         cluster.up(timeout=60)
     except (RuntimeError, TimeoutError, OSError) as exc:

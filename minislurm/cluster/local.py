@@ -30,9 +30,12 @@ COMMANDS = ("sbatch", "srun", "squeue", "scancel", "sinfo", "sacct", "scontrol",
 class LocalCluster:
     def __init__(self, nodes: int = 4, gpus_per_node: int = 8, cpus_per_node: int = 32, mem: int = 256_000,
                  *, dir: str | Path | None = None, conf: str | Path | None = None, netns: bool = False,
-                 policy: str = "conservative", **settings):
+                 policy: str = "conservative", outlive: bool = False, **settings):
         self.dir = Path(dir) if dir else Path.home() / ".minislurm" / "cluster"
         self.netns = netns
+        # The daemons stop when this Python process ends, unless asked to outlive it
+        # (``minislurm cluster up``): a killed notebook kernel leaves no cluster behind.
+        self._daemon_flags = [] if outlive else ["--exit-with-parent"]
         if conf:
             self.config = load(conf)
         else:
@@ -99,18 +102,22 @@ class LocalCluster:
             self.dir.mkdir(parents=True, exist_ok=True)
             (self.dir / "netns").write_text(" ".join([self._net.tag, *self._net.nodes]) + "\n")
         self._write_files()
-        self._spawn("slurmctld", [sys.executable, "-m", "minislurm.ctld", "--conf", str(self.conf_path)])
+        self._spawn_controller()
         self.wait_controller(timeout)
         for node in self.config.nodes:
             self._spawn_agent(node.name)
         self.wait_nodes(timeout)
         return self
 
+    def _spawn_controller(self) -> None:
+        self._spawn("slurmctld", [sys.executable, "-m", "minislurm.ctld", "--conf", str(self.conf_path),
+                                  *self._daemon_flags])
+
     def _spawn_agent(self, name: str) -> None:
         bind = self._net.addr(name) if self._net else "127.0.0.1"
         self._spawn(f"slurmd-{name}", [sys.executable, "-m", "minislurm.slurmd", "--name", name,
                                        "--conf", str(self.conf_path), "--bind", bind,
-                                       "--spool", str(self.dir / "spool" / name)],
+                                       "--spool", str(self.dir / "spool" / name), *self._daemon_flags],
                     netns=self._net.ns(name) if self._net else None, hostname=name)
         self._write_pids()
 
@@ -130,7 +137,7 @@ class LocalCluster:
         stop_process(proc.pid, alive=lambda: proc.poll() is None)
         proc.wait(timeout=10)
         time.sleep(pause)
-        self._spawn("slurmctld", [sys.executable, "-m", "minislurm.ctld", "--conf", str(self.conf_path)])
+        self._spawn_controller()
         self.procs = {"slurmctld": self.procs.pop("slurmctld"), **self.procs}  # stopped last by down()
         self._write_pids()
         self.wait_controller(timeout)

@@ -12,7 +12,6 @@ import asyncio
 import getpass
 import logging
 import os
-import signal
 import sys
 from pathlib import Path
 
@@ -23,9 +22,11 @@ from minislurm.ctld.api import make_app
 from minislurm.ctld.auth import Signer, load_key
 from minislurm.ctld.controller import Controller
 from minislurm.ctld.settings import ctld_settings
+from minislurm.lifecycle import until_stopped
 
 
-async def serve(conf: Path, port: int | None = None, ready_file: Path | None = None) -> None:
+async def serve(conf: Path, port: int | None = None, ready_file: Path | None = None,
+                exit_with_parent: bool = False) -> None:
     cfg = load(conf)
     settings = ctld_settings(cfg, conf)
     ctl = Controller(cfg, settings.state_dir, Signer(load_key(settings.key_file)),
@@ -39,11 +40,7 @@ async def serve(conf: Path, port: int | None = None, ready_file: Path | None = N
     logging.getLogger("minislurm.ctld").info("slurmctld listening on %s:%s", settings.bind, actual)
     if ready_file:
         ready_file.write_text(f"{settings.bind}:{actual}\n")
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+    await until_stopped(exit_with_parent)
     await runner.cleanup()
     await ctl.stop()
 
@@ -54,6 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--port", type=int, help="override SlurmctldPort (0: any free port)")
     p.add_argument("--ready-file", type=Path, help="write host:port here once serving")
     p.add_argument("--log-file")
+    p.add_argument("--exit-with-parent", action="store_true",
+                   help="also stop when the process that started this one ends")
     p.add_argument("-v", "--verbose", action="store_true")
     args = p.parse_args(argv)
     if not args.conf:
@@ -61,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     logging.basicConfig(filename=args.log_file, level=logging.DEBUG if args.verbose else logging.INFO,
                         format="[%(asctime)s] %(levelname)s: %(message)s")
-    asyncio.run(serve(Path(args.conf), args.port, args.ready_file))
+    asyncio.run(serve(Path(args.conf), args.port, args.ready_file, args.exit_with_parent))
     return 0
 
 

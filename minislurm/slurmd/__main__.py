@@ -6,13 +6,13 @@ import argparse
 import asyncio
 import logging
 import os
-import signal
 import sys
 from pathlib import Path
 
 from minislurm.core.slurmconf import load
 from minislurm.ctld.auth import load_key
 from minislurm.ctld.settings import controller_address, ctld_settings
+from minislurm.lifecycle import until_stopped
 from minislurm.slurmd.agent import NodeAgent, serve
 from minislurm.slurmd.gpus import detect_nvidia
 
@@ -32,11 +32,7 @@ async def run(args) -> None:
                       bind=args.bind)
     runner = await serve(agent, args.port)
     logging.getLogger("minislurm.slurmd").info("slurmd %s listening on %s:%s", args.name, agent.bind, agent.port)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+    await until_stopped(args.exit_with_parent)
     for job in list(agent.jobs.values()):
         await job.roots.stop(0)
     await runner.cleanup()
@@ -54,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--spool")
     p.add_argument("--log-file")
+    p.add_argument("--exit-with-parent", action="store_true",
+                   help="also stop when the process that started this one ends")
     p.add_argument("-v", "--verbose", action="store_true")
     args = p.parse_args(argv)
     if not args.conf:
