@@ -26,21 +26,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from minislurm.cluster import LocalCluster
+from minislurm.cluster import LocalCluster, wait_for
 from minislurm.core.hostlist import expand
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "ddp"
 ARGS = ["--steps", "100", "--step-time", "0.05"]
 
 
-def until(test, timeout=180.0, step=0.02):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = test()
-        if value:
-            return value
-        time.sleep(step)
-    raise TimeoutError
+def until(test, timeout=180.0):
+    return wait_for(test, timeout, step=0.02)
 
 
 def failure_run(c: LocalCluster, work: Path) -> dict:
@@ -61,7 +55,7 @@ def failure_run(c: LocalCluster, work: Path) -> dict:
     progress = time.time()
     until(lambda: api.call("GET", f"/jobs/{job}")["state"] not in ("PENDING", "RUNNING"))
     c.start_node(victim)
-    until(lambda: all(n["state"] == "idle" and not n["flags"] for n in api.call("GET", "/nodes")["nodes"]))
+    c.wait_nodes(180.0)
     writes = [float(x) for x in re.findall(r"checkpoint written in ([\d.]+) ms", log.read_text())]
     return {"down_s": down - t0, "running_again_s": running - t0, "past_checkpoint_s": progress - t0,
             "checkpoint_ms": writes}

@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from minislurm.cluster import LocalCluster
+from minislurm.cluster import LocalCluster, wait_for
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ddp"
 TRAIN_ARGS = ("--steps", "100", "--step-time", "0.05")
@@ -37,14 +37,8 @@ class Story:
     def node(self, name: str) -> dict:
         return next(n for n in self.api.call("GET", "/nodes")["nodes"] if n["name"] == name)
 
-    def until(self, test, timeout: float = 120.0, step: float = 0.05):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            value = test()
-            if value:
-                return value
-            time.sleep(step)
-        raise TimeoutError("the demo waited too long; see the cluster logs")
+    def until(self, test, timeout: float = 120.0):
+        return wait_for(test, timeout, "the demo's next step (see the cluster logs)")
 
     def submit(self, final: str) -> int:
         return int(self.show("sbatch", "train.sbatch", *TRAIN_ARGS, "--final", final).split()[-1])

@@ -158,13 +158,9 @@ class LocalCluster:
         raise TimeoutError("slurmctld did not start")
 
     def wait_nodes(self, timeout: float, state: str = "idle") -> None:
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            nodes = self.client().call("GET", "/nodes")["nodes"]
-            if all(n["state"] == state and not n["flags"] for n in nodes):
-                return
-            time.sleep(0.05)
-        raise TimeoutError(f"nodes did not all become {state}")
+        api = self.client()
+        wait_for(lambda: all(n["state"] == state and not n["flags"] for n in api.call("GET", "/nodes")["nodes"]),
+                 timeout, f"every node to be {state}")
 
     def run(self, *argv: str, input: str | None = None, check: bool = False, timeout: float = 120,
             env: dict | None = None, cwd: str | None = None) -> subprocess.CompletedProcess:
@@ -195,6 +191,17 @@ class LocalCluster:
 
     def __exit__(self, *exc) -> None:
         self.down()
+
+
+def wait_for(test, timeout: float, what: str = "a condition", step: float = 0.05):
+    """Poll ``test`` until it returns something true, and return that; TimeoutError after ``timeout`` s."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = test()
+        if value:
+            return value
+        time.sleep(step)
+    raise TimeoutError(f"waited {timeout:g} s for {what}")
 
 
 def _group_alive(pid: int) -> bool:

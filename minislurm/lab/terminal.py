@@ -24,10 +24,11 @@ import re
 import shlex
 import shutil
 import tempfile
-import time
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
+
+from minislurm.cluster.local import wait_for
 
 DONE = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE",
         "PREEMPTED")
@@ -120,13 +121,7 @@ class Terminal:
         return next(n for n in self.api.call("GET", "/nodes")["nodes"] if n["name"] == name)
 
     def until(self, test: Callable[[], object], timeout: float = 60.0, what: str = "condition"):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            value = test()
-            if value:
-                return value
-            time.sleep(0.05)
-        raise TimeoutError(f"waited {timeout:g} s for {what}")
+        return wait_for(test, timeout, what)
 
     def wait(self, *job_ids: int, state: str | tuple[str, ...] = DONE, timeout: float = 60.0) -> None:
         """Wait (silently) until every job is in ``state`` (default: finished)."""
