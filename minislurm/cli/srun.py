@@ -112,6 +112,8 @@ def _signal_nodes(step: dict, signum: int) -> None:
             pass
 
 
+RELEASE_PATIENCE = 120.0  # seconds srun keeps trying to give its allocation back
+
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2,
              signal.SIGALRM)
 
@@ -285,16 +287,46 @@ def main(argv: list[str]) -> int:
     env = dict(os.environ)
     cwd = os.path.abspath(spec.chdir) if spec.chdir else os.getcwd()
     gpt = spec.gpus_per_task[1] if spec.gpus_per_task else None
+    if own_allocation:
+        threading.Thread(target=_keep_alive, args=(own_allocation,), daemon=True).start()
     code = run_step(step, rest, env, cwd, label="label" in spec.extra, gpus_per_task=gpt,
                     quit_on_intr="quit-on-interrupt" in spec.extra)
-    try:
-        client.call("POST", f"/jobs/{job_id}/steps/{step['step_id']}/complete",
-                    {"exit_code": min(code, 255) if code < 128 else 0, "signal": code - 128 if code > 128 else 0})
-    except ClientError:
-        pass
+    _call_until_heard(client, f"/jobs/{job_id}/steps/{step['step_id']}/complete",
+                      {"exit_code": min(code, 255) if code < 128 else 0, "signal": code - 128 if code > 128 else 0})
     if own_allocation:
         _release(client, own_allocation, code)
     return code
+
+
+def _call_until_heard(client: Client, path: str, body: dict, patience: float = RELEASE_PATIENCE) -> bool:
+    """POST ``body`` until the controller has it (it may be restarting), for up to ``patience``
+    seconds; a refusal is final.  Without this, an allocation would outlive its srun."""
+    delay, deadline = 0.2, time.monotonic() + patience
+    while True:
+        try:
+            client.call("POST", path, body)
+            return True
+        except ClientError as exc:
+            if exc.status not in (0, 503) or time.monotonic() > deadline:  # 503: state not saved yet
+                return False
+        time.sleep(delay)
+        delay = min(delay * 2, 5.0)
+
+
+def _keep_alive(job_id: int) -> None:
+    """Tell the controller this srun still holds its allocation (slurmctld pings srun instead);
+    after InactiveLimit without a word, the controller ends the allocation."""
+    client = Client()
+    try:
+        limit = float(str(client.call("GET", "/config")["config"].get("InactiveLimit", "0")).split()[0])
+    except (ClientError, ValueError):
+        limit = 0.0
+    while True:
+        time.sleep(min(30.0, max(0.5, limit / 4)) if limit else 30.0)
+        try:
+            client.call("POST", f"/jobs/{job_id}/alive")
+        except ClientError:
+            pass
 
 
 def _existing_allocation(client: Client, job_id: int, nodes: int | None) -> bool:
@@ -320,12 +352,10 @@ def _existing_allocation(client: Client, job_id: int, nodes: int | None) -> bool
 
 
 def _release(client: Client, job_id: int, code: int) -> None:
-    try:
-        client.call("POST", f"/jobs/{job_id}/complete", {"exit_code": code if code < 128 else 0,
-                                                         "signal": code - 128 if code > 128 else 0,
-                                                         "uid": os.getuid()})
-    except ClientError:
-        pass
+    body = {"exit_code": code if code < 128 else 0, "signal": code - 128 if code > 128 else 0, "uid": os.getuid()}
+    if not _call_until_heard(client, f"/jobs/{job_id}/complete", body):
+        print(f"srun: error: Unable to release the allocation of job {job_id}; it ends at its time limit "
+              "or InactiveLimit", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """The slurm.conf a local lab cluster starts with, from a few flags.
 
 Defaults favour short feedback loops for learners: backfill every second, nodes declared
-DOWN after 5 silent seconds, a requeued job eligible again after 2 s, KillWait 5 s.
+DOWN after 5 silent seconds, a requeued job eligible again after 2 s, KillWait 5 s, and an
+srun allocation whose srun has gone (InactiveLimit) ended after a minute.
 ``scontrol show config`` prints them.
 """
 
@@ -32,7 +33,7 @@ def lab_config(nodes: int = 4, gpus_per_node: int = 8, cpus_per_node: int = 32, 
         sched=SchedulerConfig(policy=policy, bf_interval=1, bf_resolution=5, requeue_delay=2),
         priority=PriorityConfig(weight_age=1000, weight_fairshare=10000, weight_jobsize=1000,
                                 weight_partition=1000, max_age=86400, decay_half_life=86400, calc_period=60),
-        slurmd_timeout=5, return_to_service=1, kill_wait=5,
+        slurmd_timeout=5, return_to_service=1, kill_wait=5, inactive_limit=60,
         def_mem_per_cpu=max(1, mem // max(1, cpus_per_node)),
     )
 

@@ -44,6 +44,7 @@ class LocalCluster:
             target = self.config.sched if hasattr(self.config.sched, key) else self.config
             setattr(target, key, value)
         self.procs: dict[str, subprocess.Popen] = {}
+        self._controller_env: dict[str, str] = {}  # what restart_controller(env=...) adds
         self.user = getpass.getuser()
         self._net = None
 
@@ -82,7 +83,8 @@ class LocalCluster:
         return env
 
     # -- processes -------------------------------------------------------------------------
-    def _spawn(self, name: str, argv: list[str], netns: str | None = None, hostname: str | None = None) -> None:
+    def _spawn(self, name: str, argv: list[str], netns: str | None = None, hostname: str | None = None,
+               env: dict | None = None) -> None:
         log = open(self.dir / "log" / f"{name}.log", "ab")
         if netns:
             # Its own network and, so that `srun hostname` names the node as on a real
@@ -91,7 +93,7 @@ class LocalCluster:
                 argv = ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', hostname or name, *argv]
             argv = ["ip", "netns", "exec", netns, *argv]
         self.procs[name] = subprocess.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL,
-                                            start_new_session=True, env=self.env())
+                                            start_new_session=True, env={**self.env(), **(env or {})})
         log.close()
 
     def up(self, timeout: float = 30.0) -> "LocalCluster":
@@ -111,7 +113,7 @@ class LocalCluster:
 
     def _spawn_controller(self) -> None:
         self._spawn("slurmctld", [sys.executable, "-m", "minislurm.ctld", "--conf", str(self.conf_path),
-                                  *self._daemon_flags])
+                                  *self._daemon_flags], env=self._controller_env)
 
     def _spawn_agent(self, name: str) -> None:
         bind = self._net.addr(name) if self._net else "127.0.0.1"
@@ -130,13 +132,16 @@ class LocalCluster:
             raise RuntimeError(f"the agent of {name} is running")
         self._spawn_agent(name)
 
-    def restart_controller(self, timeout: float = 30.0, pause: float = 0.0) -> None:
-        """Stop the controller alone (as ``systemctl restart slurmctld`` would) and, ``pause``
-        seconds later, start it again on the same state; agents and jobs keep running."""
+    def restart_controller(self, timeout: float = 30.0, pause: float = 0.0, *, crash: bool = False,
+                           env: dict | None = None) -> None:
+        """Stop the controller alone (as ``systemctl restart slurmctld`` would; with ``crash``,
+        SIGKILL, as a power cut would) and, ``pause`` seconds later, start it again on the same
+        state, with ``env`` added to its environment; agents and jobs keep running."""
         proc = self.procs.pop("slurmctld")
-        stop_process(proc.pid, alive=lambda: proc.poll() is None)
+        stop_process(proc.pid, grace=0 if crash else 5.0, alive=lambda: proc.poll() is None)
         proc.wait(timeout=10)
         time.sleep(pause)
+        self._controller_env = env or {}
         self._spawn_controller()
         self.procs = {"slurmctld": self.procs.pop("slurmctld"), **self.procs}  # stopped last by down()
         self._write_pids()

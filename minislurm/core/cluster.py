@@ -88,6 +88,7 @@ class ClusterConfig:
     return_to_service: int = 0
     job_requeue: bool = True
     kill_wait: float = 30.0
+    inactive_limit: float = 0.0  # seconds an srun's allocation may go unheard of; 0: no limit
     def_mem_per_cpu: int | None = None
     def_mem_per_node: int | None = None
     state_save_location: str = "/var/spool/slurmctld"

@@ -33,3 +33,4 @@ INVALID_RESERVATION = "Requested reservation is invalid"
 JOB_PENDING = "Job is pending execution"
 BATCH_ONLY = "Only batch jobs are accepted or processed"
 ALREADY_DONE = "Job/step already completing or completed"
+STATE_SAVE_FAILED = "Slurm controller cannot save its state, request refused"  # minislurm's own text

@@ -124,6 +124,7 @@ def render_slurm_conf(cfg: ClusterConfig) -> str:
     lines += [f"SlurmdTimeout={_num(cfg.slurmd_timeout)}",
               f"ReturnToService={cfg.return_to_service}",
               f"JobRequeue={int(cfg.job_requeue)}", f"KillWait={_num(cfg.kill_wait)}",
+              f"InactiveLimit={_num(cfg.inactive_limit)}",
               f"StateSaveLocation={cfg.state_save_location}"]
     if cfg.def_mem_per_cpu is not None:
         lines.append(f"DefMemPerCPU={cfg.def_mem_per_cpu}")

@@ -69,6 +69,7 @@ class Reason:
     ARRAY_TASK_LIMIT = "JobArrayTaskLimit"
     NON_ZERO_EXIT = "NonZeroExitCode"
     TIME_LIMIT = "TimeLimit"
+    INACTIVE_LIMIT = "InactiveLimit"
     CLEANING = "Cleaning"
     HOLD_MAX_REQUEUE = "JobHoldMaxRequeue"
 

@@ -71,7 +71,7 @@ def close_steps(ctl: "Controller", job: Job, final: JobState) -> None:
     for step in ctl.steps.get(job.job_id, {}).values():
         if step["state"] == "RUNNING":
             step.update(state="CANCELLED" if final is not JobState.NODE_FAIL else "NODE_FAIL", end=now)
-            record_step(ctl, job, step)
+            ctl.save_step(job, step)
 
 
 def query(ctl: "Controller", *, job_ids: list[int] | None = None, user: str | None = None,

@@ -32,18 +32,20 @@ async def cancel(ctl: "Controller", user: str, uid: int, job_id: int, signal: in
             raise SlurmError(errors.JOB_PENDING)
         await ctl.signal_job(job_id, signal, target=target)
         return
-    ctl.live[job_id].cancelled_by = uid
+    live = ctl.live[job_id]
     if job.state is JobState.PENDING:
+        live.cancelled_by = uid
         ctl.state.finish(job, JobState.CANCELLED, ctl.clock())
         accounting.record_job(ctl, job)
         ctl.save_job(job)
+        ctl.tell(job_id)
         await ctl.store.commit()
-        ctl._wake(job_id)
         ctl.request_pass()
         return
-    if job_id in ctl._ending:
-        return
-    await ctl.terminate(job, JobState.CANCELLED, Reason.NONE, "CANCELLED")
+    if live.ending and live.ending[0] == JobState.CANCELLED.name:
+        return  # already being cancelled
+    live.cancelled_by = uid
+    await ctl.terminate(job, JobState.CANCELLED, Reason.NONE)
 
 
 async def requeue(ctl: "Controller", user: str, job_id: int, hold: bool = False) -> None:
@@ -58,7 +60,7 @@ async def requeue(ctl: "Controller", user: str, job_id: int, hold: bool = False)
         raise SlurmError(errors.JOB_PENDING)
     hold_kind = "user" if hold else None
     if job.state is JobState.RUNNING:
-        await ctl.terminate(job, JobState.REQUEUED, hold_kind, "JOB REQUEUE")
+        await ctl.terminate(job, JobState.REQUEUED, hold_kind)
         return
     requeue_now(ctl, job, hold_kind)
     await ctl.store.commit()
@@ -66,14 +68,14 @@ async def requeue(ctl: "Controller", user: str, job_id: int, hold: bool = False)
 
 def requeue_now(ctl: "Controller", job, hold: str | None) -> None:
     """A finished (or just stopped) job goes back to PENDING with the same id."""
+    ctl.forget_run(job)
     ctl.state.requeue(job, ctl.clock(), hold=hold)
     if hold:
         job.priority = 0
-    ctl.steps.pop(job.job_id, None)
     ctl.live[job.job_id].next_step = 0
     accounting.record_job(ctl, job)
     ctl.save_job(job)
-    ctl._wake(job.job_id)
+    ctl.tell(job.job_id)
     ctl.request_pass()
 
 

@@ -48,6 +48,8 @@ async def guard(request: web.Request, handler):
         if agent_route != ("node" in claims):
             return _error(403, errors.ACCESS_DENIED)
         request["user"] = claims.get("sun") or claims.get("node")
+        if request.method != "GET" and not agent_route and ctl.store.failure is not None:
+            return _error(503, f"{errors.STATE_SAVE_FAILED}: {ctl.store.failure}")
     try:
         return await handler(request)
     except SlurmError as exc:
@@ -111,13 +113,27 @@ async def list_jobs(request: web.Request) -> web.Response:
 
 async def get_job(request: web.Request) -> web.Response:
     ctl = _ctl(request)
-    return web.json_response(full_job(ctl, ctl.job(_job_id(request))))
+    job = ctl.job(_job_id(request))
+    await ctl.settled()
+    return web.json_response(full_job(ctl, job))
+
+
+async def job_alive(request: web.Request) -> web.Response:
+    """The srun that owns an allocation is still there (InactiveLimit)."""
+    ctl = _ctl(request)
+    job = ctl.job(_job_id(request))
+    ctl.may_modify(request["user"], job)
+    ctl.heard_from(job)
+    return web.json_response({"ok": True, "state": job.state.name})
 
 
 async def wait_job(request: web.Request) -> web.Response:
     """Long poll: answers when the job leaves PENDING (or ends), or after ``timeout`` seconds."""
     ctl = _ctl(request)
     job = ctl.job(_job_id(request))
+    if request["user"] == job.user:
+        ctl.heard_from(job)
+    await ctl.settled()
     until = request.query.get("until", "start")
     timeout = min(float(request.query.get("timeout", 30)), 300.0)
     done = (lambda: job.state is not JobState.PENDING) if until == "start" else (lambda: job.state.finished)
@@ -312,7 +328,7 @@ def make_app(ctl: Controller) -> web.Application:
         ("GET", "/jobs/{job_id}/wait", wait_job), ("POST", "/jobs/{job_id}/cancel", cancel),
         ("POST", "/jobs/{job_id}/requeue", requeue), ("POST", "/jobs/{job_id}/hold", hold),
         ("POST", "/jobs/{job_id}/release", release), ("POST", "/jobs/{job_id}/update", update_job),
-        ("POST", "/jobs/{job_id}/complete", complete_allocation), ("POST", "/jobs/{job_id}/steps", create_step),
+        ("POST", "/jobs/{job_id}/complete", complete_allocation), ("POST", "/jobs/{job_id}/alive", job_alive), ("POST", "/jobs/{job_id}/steps", create_step),
         ("POST", "/jobs/{job_id}/steps/{step_id}/complete", complete_step),
         ("GET", "/nodes", list_nodes), ("POST", "/nodes/update", update_nodes),
         ("GET", "/partitions", list_partitions), ("GET", "/acct", acct), ("GET", "/priorities", priorities),

@@ -38,6 +38,7 @@ def config_view(ctl: "Controller") -> dict:
         "ReturnToService": c.return_to_service,
         "JobRequeue": int(c.job_requeue),
         "KillWait": _secs(c.kill_wait),
+        "InactiveLimit": _secs(c.inactive_limit),
         "DefMemPerCPU": c.def_mem_per_cpu if c.def_mem_per_cpu else "UNLIMITED",
         "GresTypes": ",".join(sorted(c.gres_types)) or "(null)",
         "StateSaveLocation": str(ctl.store.path.parent),

@@ -3,9 +3,14 @@
 It runs on one asyncio loop, so state changes need no locks.  The policy is
 :func:`minislurm.sched.schedule.schedule`, called unchanged: a main pass soon after every
 event (submission, completion, node change) and a full backfill pass every ``bf_interval``.
-Everything a client is told has first been committed to the :class:`~minislurm.ctld.store.Store`.
-What happens to a job once it runs (launch, limits, stopping it, its end, node failure) is the
+Commit, then tell: every change a client, a waiter or an agent hears of has first been
+committed to the :class:`~minislurm.ctld.store.Store` (acknowledgements await the commit;
+wake-ups, launches and kills are queued with ``store.then``).  What happens to a job once it
+runs (launch, limits, stopping it, its end, node failure) is the
 :class:`~minislurm.ctld.running.RunningJobs` part of the class, in its own file.
+
+Background work (the backfill and priority loops, node health, launches) runs as tasks the
+controller owns: an exception in one is logged and the loop goes on.
 """
 
 from __future__ import annotations
@@ -64,16 +69,15 @@ class Controller(RunningJobs):
         self.rpc = AgentClient(signer._sign({"ctld": True}, 10 * 365 * 86400), timeout=5.0)
         self.expected: dict[int, float] = {}
         self.sched_nodes: dict[int, tuple[int, ...]] = {}
-        self.steps: dict[int, dict[int, dict]] = {}
+        self.steps: dict[int, dict[int, dict]] = {}  # the current run's steps, saved in the store
         self._timers: dict[int, list[asyncio.TimerHandle]] = {}
-        # job -> (final state, reason) we asked its agents to end it with; for a requeue,
-        # (REQUEUED, hold kind or None)
-        self._ending: dict[int, tuple[JobState, str | None]] = {}
         self._waiters: dict[int, asyncio.Event] = {}  # jobs someone long-polls (srun, sbatch --wait)
+        self.last_active: dict[int, float] = {}  # srun allocations: when their srun was last heard
+        self.delivered: dict[int, int] = {}  # job -> incarnation whose agents have its stop (Live.ending)
         self.fairshare = None  # a FairShareBook, with priority/multifactor
         self._pass_due = False
         self._changed = asyncio.Event()
-        self._tasks: list[asyncio.Task] = []
+        self._tasks: set[asyncio.Task] = set()
         self.started_at = clock()
         self.slurm_user = pwd.getpwuid(os.geteuid()).pw_name  # SlurmUser: sets reasons itself
 
@@ -82,15 +86,20 @@ class Controller(RunningJobs):
         self._recover()
         for n in range(len(self.state.nodes)):  # nobody gets work before its agent answers
             self.state.nodes.set_responding(n, False)
-        loop = asyncio.get_running_loop()
         from minislurm.ctld.health import health_loop
-        self._tasks = [loop.create_task(self._backfill_loop()), loop.create_task(health_loop(self))]
+        self.spawn(self._backfill_loop())
+        self.spawn(health_loop(self))
+        self.spawn(self.every(1.0, self.check_inactive))
         if self.config.priority.type == "priority/multifactor":
-            self._tasks.append(loop.create_task(self._priority_loop()))
+            self.spawn(self._priority_loop())
+        for job in list(self.state.running.values()):
+            live = self.live[job.job_id]
+            if live.ending and not live.batch:  # a stop acknowledged before a restart (batch
+                self.spawn(self.deliver_ending(job))  # jobs: when their agent answers, health.fence)
         self.request_pass()
 
     async def stop(self) -> None:
-        for t in self._tasks:
+        for t in list(self._tasks):
             t.cancel()
         for handles in self._timers.values():
             for h in handles:
@@ -131,8 +140,14 @@ class Controller(RunningJobs):
                 if job.array_job_id is not None:
                     st.array_running[job.array_job_id] += 1
                 self._arm_timers(job, now)
+                if not live.batch:
+                    self.last_active[job.job_id] = now
                 for a in self.agents.values():  # running jobs are re-adopted when agents answer
                     a.last_response = max(a.last_response, now)
+        for job_id, restart, step in self.store.steps():
+            job = st.jobs.get(job_id)
+            if job is not None and job.state is JobState.RUNNING and job.restart_count == restart:
+                self.steps.setdefault(job_id, {})[step["step_id"]] = step
         st.reprioritized()
         log.info("recovered %d jobs (%d pending, %d running); next job id %d",
                  len(st.jobs), len(st.pending), len(st.running), st.next_job_id)
@@ -140,6 +155,14 @@ class Controller(RunningJobs):
     # -- persistence ------------------------------------------------------------------
     def save_job(self, job: Job) -> None:
         self.store.put_job(job.job_id, job_to_dict(job, self.live[job.job_id], self.state.nodes.names))
+
+    def save_step(self, job: Job, step: dict) -> None:
+        self.store.put_step(job.job_id, job.restart_count, step["step_id"], step)
+        accounting.record_step(self, job, step)
+
+    def tell(self, job_id: int) -> None:
+        """Wake whoever waits on the job (srun, sbatch --wait) once what changed is committed."""
+        self.store.then(lambda: self._wake(job_id))
 
     def save_node(self, name: str, reason_by: str | None = None) -> None:
         """Persist a node's state; ``reason_by`` names who just set its reason (sinfo -R's USER)."""
@@ -157,6 +180,7 @@ class Controller(RunningJobs):
     # -- submission -------------------------------------------------------------------
     async def submit(self, user: str, request: dict) -> list[int]:
         """Validate, commit, queue.  Returns the job ids (one per array task)."""
+        self.check_saving()
         now = self.clock()
         spec = spec_from_dict(request.get("spec", {}))
         batch = bool(request.get("batch", True))
@@ -173,11 +197,11 @@ class Controller(RunningJobs):
                 job.reason = Reason.HELD_ADMIN if job.hold == "admin" else Reason.HELD_USER
             self.live[job.job_id] = Live.from_request(request, batch, uid, gid)
             self.save_job(job)
+            accounting.record_job(self, job)
         self.store.put_meta("next_job_id", self.state.next_job_id)
         await self.store.commit()
         for job in jobs:
             self.state.add(job)
-            accounting.record_job(self, job)
         self.request_pass()
         return [j.job_id for j in jobs]
 
@@ -220,34 +244,86 @@ class Controller(RunningJobs):
             job = self.state.jobs[start.job_id]
             self.state.start(job, start.alloc, now)
             self.expected.pop(job.job_id, None)
+            live = self.live[job.job_id]
+            live.launched = False
+            if not live.batch:
+                self.last_active[job.job_id] = now
             self.save_job(job)
             accounting.record_job(self, job)
             self._arm_timers(job, now)
-            self._wake(job.job_id)
-            if self.live[job.job_id].batch:
-                self._spawn(self._launch(job, job.restart_count))
-        if self.store.dirty:
-            self._spawn(self.store.commit())
+            self.store.then(lambda job=job, inc=job.restart_count: self._started(job, inc))
+        self.store.flush_soon()
+
+    def _started(self, job: Job, incarnation: int) -> None:
+        """The start is on disk: tell srun or sbatch --wait, and give a batch script to its agent."""
+        self._wake(job.job_id)
+        if self.live[job.job_id].batch and job.state is JobState.RUNNING and job.restart_count == incarnation:
+            self.spawn(self._launch(job, incarnation))
 
     async def _backfill_loop(self) -> None:
-        interval = max(0.2, self.config.sched.bf_interval)
-        while True:
-            await asyncio.sleep(interval)
-            if self._changed.is_set() and self.config.sched.policy != "fifo":
+        if self.config.sched.policy == "fifo":
+            return
+
+        def cycle() -> None:
+            # Each cycle after a change; otherwise while jobs wait, as begin times and
+            # reasons move with the clock.
+            if self._changed.is_set() or self.state.pending:
                 self._changed.clear()
                 self.run_pass(backfill=True)
-            elif self.state.pending and self.config.sched.policy != "fifo":
-                self.run_pass(backfill=True)  # begin times and reasons move with the clock
+        await self.every(max(0.2, self.config.sched.bf_interval), cycle, first_after=True)
 
     async def _priority_loop(self) -> None:
         from minislurm.ctld.fairshare import FairShareBook
         self.fairshare = FairShareBook(self.config)
-        while True:
+
+        def recalc() -> None:
             priority.update(self.state, self.clock(), self.fairshare.factors(self.clock()))
             self.request_pass()
-            await asyncio.sleep(max(1.0, self.config.priority.calc_period))
+        await self.every(max(1.0, self.config.priority.calc_period), recalc)
+
+    # -- background work ----------------------------------------------------------------
+    def spawn(self, coro) -> asyncio.Task:
+        """Run ``coro`` as a task the controller owns: kept until done, its failure logged."""
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("background task %s failed", task.get_coro().__qualname__, exc_info=task.exception())
+
+    @staticmethod
+    async def every(seconds: float, work, *, first_after: bool = False) -> None:
+        """Call ``work`` (a function or coroutine function) every ``seconds`` for good: an
+        exception is logged and the next round comes as usual."""
+        if first_after:
+            await asyncio.sleep(seconds)
+        while True:
+            try:
+                result = work()
+                if asyncio.iscoroutine(result):
+                    await result
+            except Exception:  # noqa: BLE001 - a periodic loop outlives any one round
+                log.exception("periodic %s failed; it runs again in %g s", getattr(work, "__qualname__", work),
+                              seconds)
+            await asyncio.sleep(seconds)
 
     # -- helpers for the API -------------------------------------------------------------
+    async def settled(self) -> None:
+        """Wait until what memory holds now is saved, so an answer shows only durable state;
+        refuse (see :meth:`check_saving`) while the state cannot be saved."""
+        saving = asyncio.ensure_future(self.store.settled())
+        while not saving.done():
+            self.check_saving()
+            await asyncio.wait([saving], timeout=0.5)
+
+    def check_saving(self) -> None:
+        """Refuse a change while the state cannot be saved: better no answer than a lost one."""
+        if self.store.failure is not None:
+            raise SlurmError(errors.STATE_SAVE_FAILED, self.store.failure)
+
     def job(self, job_id: int) -> Job:
         job = self.state.jobs.get(job_id)
         if job is None:

@@ -6,7 +6,9 @@ Every SlurmdTimeout/3 seconds each agent is pinged.  A missed ping marks the nod
 DOWN only for not responding comes back when it answers again; with 2, any DOWN node does.
 
 An answer lists the jobs the agent is running.  Any the controller did not give that node (a
-run that was requeued elsewhere while the node was cut off) is killed: fencing.
+run that was requeued elsewhere while the node was cut off) is killed: fencing.  A batch job
+the node should run but does not list is relaunched if its agent never confirmed the launch
+(the controller may have died before telling it), and otherwise lost with the node's run.
 """
 
 from __future__ import annotations
@@ -33,9 +35,7 @@ def ping_interval(ctl: "Controller") -> float:
 async def health_loop(ctl: "Controller") -> None:
     for agent in ctl.agents.values():
         agent.last_response = ctl.clock()
-    while True:
-        await ping_all(ctl)
-        await asyncio.sleep(ping_interval(ctl))
+    await ctl.every(ping_interval(ctl), lambda: ping_all(ctl))
 
 
 async def ping_all(ctl: "Controller") -> None:
@@ -92,7 +92,6 @@ async def responded(ctl: "Controller", name: str, reply: dict) -> None:
 async def fence(ctl: "Controller", name: str, running: list) -> None:
     """Kill what the agent runs but should not; notice batch jobs it lost."""
     n = ctl.state.nodes.index[name]
-    addr = ctl.agents[name].addr
     have = {(j, inc) for j, inc in running}
     for job_id, inc in have:
         job = ctl.state.jobs.get(job_id)
@@ -100,14 +99,23 @@ async def fence(ctl: "Controller", name: str, running: list) -> None:
                 and n in job.alloc.nodes)
         if not owns:
             log.warning("node %s runs job %s.%s it does not own: killing it", name, job_id, inc)
-            ctl._spawn(ctl.rpc.call(addr, "/jobs/terminate",
-                                    {"job_id": job_id, "inc": inc, "why": None, "kill_wait": 0}))
+            ctl.stop_on([n], job_id, inc, why=None)
+        elif ctl.live[job_id].ending and ctl.delivered.get(job_id) != inc:
+            ctl.spawn(ctl.deliver_ending(job))  # a stop acknowledged before a restart: tell it now
+    ctl.store.flush_soon()
     now = ctl.clock()
     for job in ctl.state.jobs_on_node(n):
-        lost = ((job.job_id, job.restart_count) not in have and ctl.live[job.job_id].batch
-                and job.alloc.nodes[0] == n and now - job.start_time > LAUNCH_GRACE
-                and job.job_id not in ctl._ending)
-        if lost:  # the agent restarted and lost it: like Slurm, requeue (or end) the run
+        live = ctl.live[job.job_id]
+        missing = ((job.job_id, job.restart_count) not in have and live.batch and job.alloc.nodes[0] == n
+                   and now - job.start_time > LAUNCH_GRACE)
+        if not missing:
+            continue
+        if live.ending:  # asked to stop, and gone: stopped as asked
+            await ctl.job_ended(job.job_id, job.restart_count, exit_code=0, signal=15)
+        elif not live.launched:  # its launch may never have been sent: send it
+            log.warning("batch job %s was never confirmed by %s: launching it again", job.job_id, name)
+            ctl.spawn(ctl._launch(job, job.restart_count))
+        else:  # the agent restarted and lost it: like Slurm, requeue (or end) the run
             log.error("batch job %s is gone from %s", job.job_id, name)
             ctl.lost_on_node(job, n)
             await ctl.store.commit()

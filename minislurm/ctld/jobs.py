@@ -32,6 +32,11 @@ class Live:
     submit_host: str = ""
     next_step: int = 0
     cancelled_by: int | None = None
+    # How the current run is being ended (scancel, time limit, scontrol requeue): [final state
+    # name, reason or hold kind], saved before any agent is told, so a restarted controller
+    # finishes what it had acknowledged.
+    ending: list | None = None
+    launched: bool = False  # the agent has the batch script of this incarnation
 
     @classmethod
     def from_request(cls, request: dict, batch: bool, uid: int, gid: int) -> "Live":

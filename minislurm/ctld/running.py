@@ -4,6 +4,10 @@ stopping it (scancel, time limit, scontrol requeue), its end, and a node that fa
 A mixin of :class:`~minislurm.ctld.controller.Controller`, kept apart so that each file reads
 as one subject.  Every report carries the job's incarnation (its restart count): a report
 from a run that was requeued meanwhile is stale and changes nothing.
+
+Stopping a job is an intent saved with the job (``Live.ending``) before any agent is told,
+so a controller that dies after acknowledging ``scancel`` or ``scontrol requeue`` finishes
+the job that way once it is back, whatever the script does in between.
 """
 
 from __future__ import annotations
@@ -17,6 +21,10 @@ from minislurm.core.states import JobState, Reason
 from minislurm.ctld import accounting
 
 log = logging.getLogger("minislurm.ctld")
+
+# What slurmstepd writes to the job's stderr when it is stopped for each reason ("DUE TO ...").
+WHY = {JobState.CANCELLED: "CANCELLED", JobState.TIMEOUT: "TIME LIMIT", JobState.REQUEUED: "JOB REQUEUE"}
+LAUNCH_FAILED_NODE = "batch job complete failure"  # the reason slurmctld drains the node with
 
 
 class RunningJobs:
@@ -34,11 +42,32 @@ class RunningJobs:
         if reply is None:
             # No answer says nothing about the job (it may well have started): node health
             # decides, as for any silent node: DOWN after SlurmdTimeout (requeue or
-            # NODE_FAIL), or, if the node answers without the job, a failed launch (fence).
+            # NODE_FAIL), or, if the node answers without the job, a relaunch (see health.fence).
             log.warning("no answer to the launch of job %s from %s", job.job_id, job.alloc.nodes[0])
-        elif not reply.get("ok"):
-            log.error("launch of job %s on %s failed: %s", job.job_id, job.alloc.nodes[0], reply.get("error"))
+        elif reply.get("ok"):
+            self.live[job.job_id].launched = True
+            self.save_job(job)
+            self.store.flush_soon()
+        else:
+            await self.launch_refused(job, incarnation, reply)
+
+    async def launch_refused(self, job: Job, incarnation: int, reply: dict) -> None:
+        """The agent would not start the script.  The job's own fault (its output file cannot be
+        opened) fails the job; anything else is the node's: as slurmctld does, the node is
+        drained and the job requeued held (JobHeldAdmin; Slurm's squeue adds the description
+        "launch failed requeued held", which minislurm does not keep), so one broken node
+        cannot fail or loop a queue of jobs."""
+        node = self.state.nodes.names[job.alloc.nodes[0]]
+        error = reply.get("error") or "launch failed"
+        log.error("launch of job %s on %s failed: %s", job.job_id, node, error)
+        if reply.get("fault") == "job":
             await self.job_ended(job.job_id, incarnation, exit_code=1, signal=0, launch_failed=True)
+            return
+        n = job.alloc.nodes[0]
+        self.state.nodes.set_drain(n, True, LAUNCH_FAILED_NODE)
+        self.save_node(node, reason_by=self.slurm_user)
+        self.live[job.job_id].ending = [JobState.REQUEUED.name, "admin"]
+        await self.job_ended(job.job_id, incarnation, exit_code=1, signal=0)
 
     def _arm_timers(self, job: Job, now: float) -> None:
         loop = asyncio.get_running_loop()
@@ -46,12 +75,12 @@ class RunningJobs:
         inc = job.restart_count
         if job.time_limit != math.inf:
             at = job.start_time + job.time_limit - now
-            handles.append(loop.call_later(max(0.0, at), lambda: self._spawn(self.time_limit(job.job_id, inc))))
+            handles.append(loop.call_later(max(0.0, at), lambda: self.spawn(self.time_limit(job.job_id, inc))))
         sig = getattr(job.spec, "signal", None)
         if sig is not None and job.time_limit != math.inf:
             at = job.start_time + job.time_limit - sig.seconds - now
             target = "batch" if sig.batch_only else "steps"
-            handles.append(loop.call_later(max(0.0, at), lambda: self._spawn(
+            handles.append(loop.call_later(max(0.0, at), lambda: self.spawn(
                 self.signal_job(job.job_id, sig.signal, target=target))))
         self._timers[job.job_id] = handles
 
@@ -59,27 +88,36 @@ class RunningJobs:
         for h in self._timers.pop(job_id, []):
             h.cancel()
 
-    @staticmethod
-    def _spawn(coro) -> None:
-        asyncio.get_running_loop().create_task(coro)
-
     async def time_limit(self, job_id: int, incarnation: int) -> None:
         job = self.state.jobs.get(job_id)
         if job is None or job.state is not JobState.RUNNING or job.restart_count != incarnation:
             return
-        await self.terminate(job, JobState.TIMEOUT, Reason.TIME_LIMIT, "TIME LIMIT")
+        await self.terminate(job, JobState.TIMEOUT, Reason.TIME_LIMIT)
 
-    async def terminate(self, job: Job, final: JobState, reason: str, why: str) -> None:
-        """Ask every agent of a running job to stop it (SIGTERM, SIGKILL after KillWait)."""
-        self._ending[job.job_id] = (final, reason)
-        payload = {"job_id": job.job_id, "inc": job.restart_count, "why": why,
+    async def terminate(self, job: Job, final: JobState, reason: str | None) -> None:
+        """End a running job as ``final`` (CANCELLED, TIMEOUT, or REQUEUED with ``reason`` the
+        hold kind): save the intent, then ask its agents to stop it (SIGTERM, SIGKILL after
+        KillWait); the job ends when its batch script has."""
+        self.live[job.job_id].ending = [final.name, reason]
+        self.save_job(job)
+        await self.store.commit()
+        await self.deliver_ending(job)
+
+    async def deliver_ending(self, job: Job) -> None:
+        """Tell every agent of the job to stop it, as the saved intent says."""
+        live = self.live[job.job_id]
+        if job.state is not JobState.RUNNING or not live.ending:
+            return
+        inc = job.restart_count
+        payload = {"job_id": job.job_id, "inc": inc, "why": WHY.get(JobState[live.ending[0]]),
                    "kill_wait": self.config.kill_wait}
-        nodes = list(job.alloc.nodes)
         replies = await asyncio.gather(*(self.rpc.call(self.node_addr(n), "/jobs/terminate", payload)
-                                         for n in nodes if self.node_addr(n)))
-        if not self.live[job.job_id].batch or all(r is None for r in replies):
+                                         for n in job.alloc.nodes if self.node_addr(n)))
+        if any(r is not None for r in replies):
+            self.delivered[job.job_id] = inc
+        if not live.batch or all(r is None for r in replies):
             # No batch script will report back: end the job here.
-            await self.job_ended(job.job_id, job.restart_count, exit_code=0, signal=15)
+            await self.job_ended(job.job_id, inc, exit_code=0, signal=15)
 
     async def signal_job(self, job_id: int, signum: int, *, target: str = "steps") -> None:
         """Signal a running job: ``steps`` (the default, as --signal and scancel -s do), ``batch``
@@ -93,26 +131,35 @@ class RunningJobs:
 
     async def job_ended(self, job_id: int, incarnation: int, *, exit_code: int, signal: int,
                         launch_failed: bool = False) -> bool:
-        """The batch script (or the allocation's owner) finished.  False if the report is stale."""
+        """The batch script (or the allocation's owner) finished.  False if the report is stale.
+        Returns once the end is saved (an agent stops repeating its report then)."""
         job = self.state.jobs.get(job_id)
         if job is None or job.state is not JobState.RUNNING or job.restart_count != incarnation:
             return False
         now = self.clock()
-        final, reason = self._ending.pop(job_id, (None, Reason.NONE))
+        live = self.live[job_id]
+        final, reason = (JobState[live.ending[0]], live.ending[1]) if live.ending else (None, Reason.NONE)
+        live.ending = None
         others = [n for n in job.alloc.nodes[1:] if self.node_addr(n)]
         self._disarm(job_id)
         if final is JobState.REQUEUED:  # scontrol requeue of a running job: its run has stopped
             self._requeued(job, now, exit_code, signal, hold=reason)
         else:
             self._ended(job, final, reason, now, exit_code, signal, launch_failed)
-        await self.store.commit()
-        self._wake(job_id)
-        self.request_pass()
+        self.tell(job_id)
         if others:  # the script ended: no process of the job may outlive it on other nodes
-            payload = {"job_id": job_id, "inc": incarnation, "why": None, "kill_wait": 0}
-            for n in others:
-                self._spawn(self.rpc.call(self.node_addr(n), "/jobs/terminate", payload))
+            self.stop_on(others, job_id, incarnation, why=None)
+        await self.store.commit()
+        self.request_pass()
         return True
+
+    def stop_on(self, nodes: list[int], job_id: int, incarnation: int, why: str | None) -> None:
+        """After the next commit, tell these nodes' agents to kill what is left of a run."""
+        payload = {"job_id": job_id, "inc": incarnation, "why": why, "kill_wait": 0}
+        for n in nodes:
+            addr = self.node_addr(n)
+            if addr:
+                self.store.then(lambda addr=addr: self.spawn(self.rpc.call(addr, "/jobs/terminate", payload)))
 
     def _requeued(self, job: Job, now: float, exit_code: int, signal: int, hold: str | None) -> None:
         """The run is recorded REQUEUED and the job goes back to PENDING, same id (reference 5.3)."""
@@ -137,7 +184,16 @@ class RunningJobs:
         job.exit_signal = signal
         accounting.record_job(self, job)
         accounting.close_steps(self, job, final)
+        self.forget_run(job)
         self.save_job(job)
+
+    def forget_run(self, job: Job) -> None:
+        """What the controller kept about a run that is over: its steps, srun's heartbeat, the
+        stop it delivered."""
+        self.steps.pop(job.job_id, None)
+        self.store.drop_steps(job.job_id)
+        self.last_active.pop(job.job_id, None)
+        self.delivered.pop(job.job_id, None)
 
     def charge_usage(self, job: Job) -> None:
         book = self.fairshare
@@ -158,25 +214,45 @@ class RunningJobs:
         live = self.live[job.job_id]
         inc = job.restart_count
         self._disarm(job.job_id)
-        self._ending.pop(job.job_id, None)
-        survivors = [m for m in job.alloc.nodes if m != n and self.node_addr(m)]
+        live.ending = None
+        survivors = [m for m in job.alloc.nodes if m != n]
         self.charge_usage(job)
         accounting.record_job(self, job, state=JobState.NODE_FAIL, end=now, exit_code=1)
         accounting.close_steps(self, job, JobState.NODE_FAIL)
+        self.forget_run(job)
         if live.batch and job.requeue:
             log.info("requeue job JobId=%s due to failure of node %s", job.job_id, self.state.nodes.names[n])
             self.state.requeue(job, now)
-            self.steps.pop(job.job_id, None)
             live.next_step = 0
             accounting.record_job(self, job)
         else:
             log.info("Killing JobId=%s on failed node %s", job.job_id, self.state.nodes.names[n])
             self.state.finish(job, JobState.NODE_FAIL, now, exit_code=1, reason=Reason.NODE_DOWN)
         self.save_job(job)
-        self._wake(job.job_id)
-        payload = {"job_id": job.job_id, "inc": inc, "why": "NODE FAILURE", "kill_wait": 0}
-        for m in survivors:
-            self._spawn(self.rpc.call(self.node_addr(m), "/jobs/terminate", payload))
+        self.tell(job.job_id)
+        self.stop_on(survivors, job.job_id, inc, why="NODE FAILURE")
+
+    # -- srun allocations ----------------------------------------------------------------------
+    def heard_from(self, job: Job) -> None:
+        """The srun that owns an allocation is still there (any call it makes about the job)."""
+        if job.job_id in self.last_active:
+            self.last_active[job.job_id] = self.clock()
+
+    async def check_inactive(self) -> None:
+        """InactiveLimit: an allocation whose srun has not been heard of for that long (it was
+        killed, or lost its way to the controller) is ended TIMEOUT, reason InactiveLimit, as
+        slurmctld does; otherwise it would hold its nodes until its time limit."""
+        limit = self.config.inactive_limit
+        if not limit:
+            return
+        now = self.clock()
+        for job_id, seen in list(self.last_active.items()):
+            job = self.state.jobs.get(job_id)
+            if job is None or job.state is not JobState.RUNNING:
+                self.last_active.pop(job_id, None)
+            elif now - seen > limit and not self.live[job_id].ending:
+                log.info("inactivity time limit reached for JobId=%s", job_id)
+                await self.terminate(job, JobState.TIMEOUT, Reason.INACTIVE_LIMIT)
 
     # -- waiting for a job (srun, sbatch --wait) ---------------------------------------------
     def _wake(self, job_id: int) -> None:

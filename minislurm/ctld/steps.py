@@ -14,7 +14,6 @@ from minislurm.core import errors
 from minislurm.core.errors import SlurmError
 from minislurm.core.layout import block, task_ids
 from minislurm.core.states import JobState
-from minislurm.ctld import accounting
 from minislurm.ctld.launch import job_info
 
 if TYPE_CHECKING:
@@ -28,6 +27,7 @@ def _fail(job_id: int, why: str) -> SlurmError:
 async def create(ctl: "Controller", user: str, job_id: int, req: dict) -> dict:
     job = ctl.job(job_id)
     ctl.may_modify(user, job)
+    ctl.heard_from(job)
     if job.state is not JobState.RUNNING:
         raise _fail(job_id, "Job/step already completing or completed" if job.state.finished
                     else "Job is pending execution")
@@ -74,7 +74,7 @@ async def create(ctl: "Controller", user: str, job_id: int, req: dict) -> dict:
             "task_ids": task_ids(counts), "ntasks": ntasks, "gpus": sum(len(g) for g in gpus.values()),
             "cpus": sum(c * cpt for c in counts), "state": "RUNNING", "start": ctl.clock()}
     ctl.steps.setdefault(job_id, {})[step_id] = step
-    accounting.record_step(ctl, job, step)
+    ctl.save_step(job, step)
     await ctl.store.commit()
     info = job_info(ctl, job)
     return {
@@ -87,6 +87,7 @@ async def create(ctl: "Controller", user: str, job_id: int, req: dict) -> dict:
 async def complete(ctl: "Controller", user: str, job_id: int, step_id: int, exit_code: int, signal: int) -> None:
     job = ctl.job(job_id)
     ctl.may_modify(user, job)
+    ctl.heard_from(job)
     step = ctl.steps.get(job_id, {}).get(step_id)
     if step is None or step["state"] != "RUNNING":
         return
@@ -95,5 +96,5 @@ async def complete(ctl: "Controller", user: str, job_id: int, step_id: int, exit
     else:
         state = "COMPLETED" if exit_code == 0 else "FAILED"
     step.update(state=state, end=ctl.clock(), exit_code=exit_code, exit_signal=signal)
-    accounting.record_step(ctl, job, step)
+    ctl.save_step(job, step)
     await ctl.store.commit()
