@@ -158,10 +158,9 @@ def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool,
              gpus_per_task: int | None, quit_on_intr: bool = False) -> int:
     """Start the step's tasks on all its nodes and relay until they end; returns srun's exit code."""
     relay = Relay(label)
-    body = {"credential": step["credential"], "job": step["job"], "step": {
-        k: step[k] for k in ("step_id", "nodes", "tasks_per_node", "task_ids", "ntasks", "step_gpus")},
-        "argv": argv, "environment": env, "cwd": cwd, "gpus_per_task": gpus_per_task,
-        "launcher": [socket.gethostbyname(socket.gethostname()), 0]}
+    # Who runs it, which tasks and which GPUs: the agents take these from the credential alone.
+    body = {"credential": step["credential"], "job": step["job"], "argv": argv, "environment": env, "cwd": cwd,
+            "gpus_per_task": gpus_per_task, "launcher": [socket.gethostbyname(socket.gethostname()), 0]}
     for node in step["nodes"]:
         threading.Thread(target=_launch_node, args=(node, step["addrs"][node], body, relay.events),
                          daemon=True).start()
