@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 
-from minislurm.client import Client, ClientError
+from minislurm.client import Client, ClientError, umask_text
 from minislurm.core.options import combine, env_options, parse_options
 from minislurm.core.optvalues import OptionError
 from minislurm.core.spec import spec_to_dict
@@ -282,6 +282,7 @@ def main(argv: list[str]) -> int:
             _release(client, own_allocation, 1)
         return 1
     env = dict(os.environ)
+    env.setdefault("SLURM_UMASK", umask_text())
     cwd = os.path.abspath(spec.chdir) if spec.chdir else os.getcwd()
     gpt = spec.gpus_per_task[1] if spec.gpus_per_task else None
     code = run_step(step, rest, env, cwd, label="label" in spec.extra, gpus_per_task=gpt,

@@ -33,7 +33,7 @@ from minislurm.slurmd import env as slurm_env
 from minislurm.slurmd import spool as spooldir
 from minislurm.slurmd.proc import ProcessSet, become_subreaper, reap_orphans
 from minislurm.slurmd.runs import LocalJob, Runs
-from minislurm.slurmd.spawn import Stdio, identity_for, spawn
+from minislurm.slurmd.spawn import Stdio, identity_for, launcher_python, runs_for_everyone, spawn
 from minislurm.slurmd.tasks import run_step
 
 log = logging.getLogger("minislurm.slurmd")
@@ -289,6 +289,9 @@ def make_app(agent: NodeAgent) -> web.Application:
 
 async def serve(agent: NodeAgent, port: int = 0) -> web.AppRunner:
     spooldir.prepare(agent.spool)
+    if os.geteuid() == 0 and not runs_for_everyone(launcher_python()):
+        log.warning("no Python that every user may run (using %s): the jobs of users who may not run it "
+                    "will fail to start", launcher_python())
     become_subreaper()
     runner = web.AppRunner(make_app(agent), access_log=None, shutdown_timeout=1.0)
     await runner.setup()

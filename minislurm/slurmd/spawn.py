@@ -57,7 +57,7 @@ class Stdio:
     open_mode: str = "truncate"
 
 
-def _runs_for_everyone(path: str) -> bool:
+def runs_for_everyone(path: str) -> bool:
     """Whether any user may execute ``path``: o+x on the file and on every folder above it."""
     try:
         real = os.path.realpath(path)
@@ -83,7 +83,7 @@ def launcher_python() -> str:
         return sys.executable
     for candidate in (sys.executable, getattr(sys, "_base_executable", None),
                       shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin")):
-        if candidate and _runs_for_everyone(candidate):
+        if candidate and runs_for_everyone(candidate):
             return candidate
     return sys.executable
 

@@ -77,8 +77,8 @@ def users(live):
 
 
 # -- helpers ----------------------------------------------------------------------------------
-def submit(live, user: User, *args: str, script: str | None = None) -> int:
-    return live.sbatch(*args, script=script, env=user.env, cwd=str(user.work))
+def submit(live, user: User, *args: str, script: str | None = None, env: dict | None = None) -> int:
+    return live.sbatch(*args, script=script, env={**user.env, **(env or {})}, cwd=str(user.work))
 
 
 def failed_at_launch(live, job_id: int) -> bool:
@@ -345,13 +345,14 @@ def test_each_user_reaches_only_what_they_may(live, users):
     job_id = submit(live, bob, "-i", str(ann.work / "own.txt"), "--wrap", "cat")
     assert failed_at_launch(live, job_id)
     assert not list(bob.work.glob("slurm-*"))
-    for user in users:
-        job_id = submit(live, user, "-i", "own.txt", "-o", "copy-%j.out", "--wrap", "cat; id -un")
+    for user, umask, mode in ((ann, "0077", 0o600), (bob, "0022", 0o644)):  # sbatch exports its umask
+        job_id = submit(live, user, "-i", "own.txt", "-o", "copy-%j.out", "--wrap", "cat; id -un",
+                        env={"SLURM_UMASK": umask})
         assert live.wait(job_id)["state"] == "COMPLETED"
         out = user.work / f"copy-{job_id}.out"
         st = os.stat(out)
         assert out.read_text() == f"{user.name}'s notes\n{user.name}\n"
-        assert (st.st_uid, st.st_gid, st.st_mode & 0o777) == (user.uid, user.gid, 0o644)
+        assert (st.st_uid, st.st_gid, st.st_mode & 0o777) == (user.uid, user.gid, mode)
     assert (root / "rootonly" / "secret").read_text() == SECRET
 
 
