@@ -96,9 +96,10 @@ class Started:
 
 
 async def spawn(argv: list[str], env: dict[str, str], cwd: str, who: Identity, *, stdio: Stdio | None = None,
-                stdout=None, stderr=None) -> Started:
+                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL) -> Started:
     """Start ``argv`` through the launcher, in a new session, as ``who``.  With ``stdio`` the
-    launcher opens the files and this waits for its word (at most REPORT_TIMEOUT seconds)."""
+    launcher opens the files and this waits for its word (at most REPORT_TIMEOUT seconds).
+    No descriptor of the agent's (its log, ...) reaches the user's process."""
     kw = {}
     if who.uid is not None:
         kw.update(user=who.uid, group=who.gid, extra_groups=who.groups)
@@ -113,6 +114,10 @@ async def spawn(argv: list[str], env: dict[str, str], cwd: str, who: Identity, *
         proc = await asyncio.create_subprocess_exec(
             launcher_python(), "-I", "-S", "-c", LAUNCHER, cwd, *files, *argv, env=env, cwd="/",
             start_new_session=True, stdin=asyncio.subprocess.DEVNULL, stdout=stdout, stderr=stderr, **kw)
+    except BaseException:
+        if ours is not None:
+            ours.close()
+        raise
     finally:
         if theirs is not None:
             theirs.close()

@@ -263,6 +263,23 @@ def test_tokens_without_exp_are_refused(live, users):
     assert conn.getresponse().status == 401
 
 
+def test_the_agents_controller_routes_obey_the_controller_alone(live, users):
+    ann, _ = users
+    job_id = submit(live, ann, "--wrap", "sleep 60")
+    live.wait(job_id, "RUNNING")
+    signer = Signer(load_key(live.c.dir / "jwt_hs256.key"))
+    others = {"a user token": ann.token, "a node token": signer.node_token("gpu02"),
+              "a step credential": new_step(live, ann, job_id)["credential"]}
+    host, port = _agent(live, "gpu01").rsplit(":", 1)
+    for what, token in others.items():
+        conn = http.client.HTTPConnection(host, int(port), timeout=10)
+        conn.request("POST", "/jobs/terminate", body=json.dumps({"job_id": job_id, "inc": 0, "kill_wait": 0}),
+                     headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+        assert conn.getresponse().status == 401, what
+    assert live.job(job_id)["state"] == "RUNNING"
+    assert live.run("scancel", str(job_id)).returncode == 0
+
+
 def test_a_credential_starts_nothing_once_its_job_has_ended(live, users):
     ann, _ = users
     job_id = submit(live, ann, "-N2", "--wrap", "sleep 60")
