@@ -207,16 +207,10 @@ def test_malformed_requests_get_400_and_the_daemons_live_on(live):
     status, _, body = _raw(host, port, "GET", "/api/v1/jobs/abc", None, token)
     assert (status, json.loads(body)) == (404, {"error": "Invalid job id specified"})
     # an agent: malformed JSON, and a launch without a credential
-    agent = _agent_address(live, "gpu01")
+    agent = live.agent_address("gpu01")
     for path, data in (("/steps/launch", b"{oops"), ("/steps/signal", b"[]"), ("/steps/launch", b"{}")):
         status, kind, body = _raw(*agent, "POST", path, data)
         assert status in (400, 401) and kind.startswith("application/json"), (path, status, body)
     assert all(p.poll() is None for p in live.c.procs.values())
     job_id = live.sbatch("--wrap", "true")
     assert live.wait(job_id)["state"] == "COMPLETED"
-
-
-def _agent_address(live, node: str) -> tuple[str, int]:
-    log = (live.c.dir / "log" / f"slurmd-{node}.log").read_text()
-    host, port = re.search(r"listening on (\S+):(\d+)", log).groups()
-    return host, int(port)
