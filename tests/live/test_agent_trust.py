@@ -74,7 +74,7 @@ def users(live):
     (root / "rootfile").chmod(0o644)
     yield [found[n] for n in NAMES]
     for name in made:
-        subprocess.run(["userdel", name], check=False)
+        subprocess.run(["userdel", "--force", name], check=False)  # even if a stray process is left
 
 
 # -- helpers ----------------------------------------------------------------------------------
