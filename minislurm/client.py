@@ -66,6 +66,14 @@ def find_token(path: Path | None = None) -> str | None:
         return None
 
 
+def umask_text() -> str:
+    """The caller's umask as sbatch and srun export it (``SLURM_UMASK``): the job's files are
+    created with it, not with the agent's."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return f"{mask:04o}"
+
+
 def _quote(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-._~" else "".join(f"%{b:02X}" for b in c.encode())
                    for c in str(text))

@@ -7,7 +7,7 @@ import socket
 import sys
 import time
 
-from minislurm.client import Client, ClientError
+from minislurm.client import Client, ClientError, umask_text
 from minislurm.core.directives import build_spec, default_job_name, wrap_script
 from minislurm.core.options import split_options
 from minislurm.core.optvalues import OptionError
@@ -45,6 +45,7 @@ def request_for(spec, script: str, rest: list[str], path: str | None) -> dict:
         env = keep
     for k in ("SLURM_JWT",):
         env.pop(k, None)
+    env.setdefault("SLURM_UMASK", umask_text())
     work_dir = os.path.abspath(spec.chdir) if spec.chdir else os.getcwd()
     return {
         "spec": spec_to_dict(spec), "script": script, "argv": rest[1:] if path else [],

@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 
-from minislurm.client import Client, ClientError
+from minislurm.client import Client, ClientError, umask_text
 from minislurm.core.options import combine, env_options, parse_options
 from minislurm.core.optvalues import OptionError
 from minislurm.core.spec import spec_to_dict
@@ -160,10 +160,9 @@ def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool,
              gpus_per_task: int | None, quit_on_intr: bool = False) -> int:
     """Start the step's tasks on all its nodes and relay until they end; returns srun's exit code."""
     relay = Relay(label)
-    body = {"credential": step["credential"], "job": step["job"], "step": {
-        k: step[k] for k in ("step_id", "nodes", "tasks_per_node", "task_ids", "ntasks", "step_gpus")},
-        "argv": argv, "environment": env, "cwd": cwd, "gpus_per_task": gpus_per_task,
-        "launcher": [socket.gethostbyname(socket.gethostname()), 0]}
+    # Who runs it, which tasks and which GPUs: the agents take these from the credential alone.
+    body = {"credential": step["credential"], "job": step["job"], "argv": argv, "environment": env, "cwd": cwd,
+            "gpus_per_task": gpus_per_task, "launcher": [socket.gethostbyname(socket.gethostname()), 0]}
     for node in step["nodes"]:
         threading.Thread(target=_launch_node, args=(node, step["addrs"][node], body, relay.events),
                          daemon=True).start()
@@ -285,6 +284,7 @@ def main(argv: list[str]) -> int:
             _release(client, own_allocation, 1)
         return 1
     env = dict(os.environ)
+    env.setdefault("SLURM_UMASK", umask_text())
     cwd = os.path.abspath(spec.chdir) if spec.chdir else os.getcwd()
     gpt = spec.gpus_per_task[1] if spec.gpus_per_task else None
     if own_allocation:

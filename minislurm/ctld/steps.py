@@ -2,8 +2,9 @@
 
 By default a step uses every node of the job, one task per node (or the job's task count),
 and all of the job's GPUs on those nodes, as Slurm does.  The controller numbers steps
-(0, 1, ...), signs a credential that lets srun start the tasks on the agents, and keeps a
-record of each step for sacct.
+(0, 1, ...), signs a credential that lets srun start the tasks on the agents (it binds the
+job, its incarnation, the step, the user, and the tasks and GPUs on each node: see
+:mod:`minislurm.ctld.auth`), and keeps a record of each step for sacct.
 """
 
 from __future__ import annotations
@@ -77,10 +78,12 @@ async def create(ctl: "Controller", user: str, job_id: int, req: dict) -> dict:
     ctl.save_step(job, step)
     await ctl.store.commit()
     info = job_info(ctl, job)
+    credential = ctl.signer.step_credential(
+        job_id=job_id, incarnation=job.restart_count, step_id=step_id, user=job.user, uid=info["uid"],
+        gid=info["gid"], tasks=dict(zip(nodes, step["task_ids"])), gpus=gpus, cpus_per_task=req.get("cpus_per_task"))
     return {
         **step, "job": info, "step_gpus": gpus, "cpus_per_task": req.get("cpus_per_task"),
-        "addrs": {n: ctl.agents[n].addr for n in nodes},
-        "credential": ctl.signer.step_credential(job_id, step_id, job.restart_count, nodes, job.user),
+        "addrs": {n: ctl.agents[n].addr for n in nodes}, "credential": credential,
     }
 
 

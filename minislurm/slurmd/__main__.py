@@ -33,7 +33,7 @@ async def run(args) -> None:
     runner = await serve(agent, args.port)
     logging.getLogger("minislurm.slurmd").info("slurmd %s listening on %s:%s", args.name, agent.bind, agent.port)
     await until_stopped(args.exit_with_parent)
-    for job in list(agent.jobs.values()):
+    for job in list(agent.runs.live.values()):
         await job.roots.stop(0)
     await runner.cleanup()
 

@@ -4,6 +4,14 @@ It registers with the controller, then answers it: ``/ping`` (with the jobs it r
 fencing), ``/jobs/launch``, ``/jobs/signal``, ``/jobs/terminate``.  ``srun`` talks to it
 directly with a step credential the controller signed: ``/steps/launch`` starts the tasks and
 streams their output back as JSON lines, ``/steps/signal`` forwards Ctrl-C and friends.
+
+Trust: the ``/ping`` and ``/jobs/*`` routes obey the controller alone (a token with the ``ctld``
+claim).  The ``/steps/*`` routes act only on what a step credential binds (see
+:mod:`minislurm.ctld.auth`): the run (job id, incarnation) and step, the user (name, uid and gid,
+checked against this node's passwd), the tasks and GPUs on this node; a credential that is
+expired, already used here, or of a run that has ended here or been superseded starts nothing
+(:mod:`minislurm.slurmd.runs`).  Every file and folder of a job is opened by its user
+(:mod:`minislurm.slurmd.spawn`).
 """
 
 from __future__ import annotations
@@ -14,33 +22,21 @@ import logging
 import os
 import signal as _signal
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import aiohttp
 from aiohttp import web
 
 from minislurm.core.patterns import default_output, expand_pattern
-from minislurm.ctld.auth import AuthError, Signer
+from minislurm.ctld.auth import INVALID_CREDENTIAL, AuthError, CredentialError, Signer
 from minislurm.slurmd import env as slurm_env
-from minislurm.slurmd.proc import (ProcessSet, become_subreaper, identity_for, open_output,
-                                   reap_orphans, spawn)
+from minislurm.slurmd import spool as spooldir
+from minislurm.slurmd.proc import ProcessSet, become_subreaper, reap_orphans
+from minislurm.slurmd.runs import LocalJob, Runs
+from minislurm.slurmd.spawn import Stdio, identity_for, launcher_python, runs_for_everyone, spawn
 from minislurm.slurmd.tasks import run_step
 
 log = logging.getLogger("minislurm.slurmd")
-
-
-@dataclass
-class LocalJob:
-    job_id: int
-    inc: int
-    batch: asyncio.subprocess.Process | None = None
-    stderr_fd: int | None = None  # the batch script's stderr: slurmstepd's messages go there too
-    steps: dict[int, ProcessSet] = field(default_factory=dict)
-    roots: ProcessSet = field(default_factory=ProcessSet)
-
-    def alive(self) -> bool:
-        return self.roots.alive()
 
 
 def _os_boot_time() -> float | None:
@@ -63,7 +59,7 @@ class NodeAgent:
         self.spool = Path(spool)
         self.bind = bind
         self.port = 0
-        self.jobs: dict[int, LocalJob] = {}
+        self.runs = Runs(name)
         self.unreported: dict[tuple[int, int], tuple[int, int]] = {}
         self.boot_time = time.time()
         self._session: aiohttp.ClientSession | None = None
@@ -83,7 +79,7 @@ class NodeAgent:
             return None
 
     def _running(self) -> list[list[int]]:
-        return [[j.job_id, j.inc] for j in self.jobs.values() if j.alive()]
+        return [[j.job_id, j.inc] for j in self.runs.live.values() if j.alive()]
 
     async def register(self) -> None:
         """Keep trying until the controller has heard us."""
@@ -121,46 +117,41 @@ class NodeAgent:
         return path if path.startswith("/") else os.path.join(job["submit_dir"], path)
 
     async def launch_batch(self, job: dict) -> dict:
-        try:
-            who = identity_for(job["user"])
-        except PermissionError as exc:
-            return {"ok": False, "error": str(exc)}
-        local = self.jobs.get(job["job_id"])
-        if local is not None and local.inc == job["inc"] and local.batch is not None:
+        """Start a batch script as its user; ``ok`` once the user has opened its files."""
+        job_id, inc = job["job_id"], job["inc"]
+        local = self.runs.get(job_id, inc)
+        if local is not None and local.batch is not None:
             return {"ok": True}  # a repeated request: already running
-        folder = self.spool / f"job{job['job_id']:05d}"
-        folder.mkdir(parents=True, exist_ok=True)
-        script = folder / "slurm_script"
-        script.write_text(job["script"] or "#!/bin/sh\n")
-        script.chmod(0o700)
-        if who.uid is not None:
-            os.chown(folder, who.uid, who.gid)
-            os.chown(script, who.uid, who.gid)
+        if self.runs.stale(job_id, inc):
+            return {"ok": False, "error": f"job {job_id} run {inc} has ended on this node"}
+        try:
+            who = identity_for(job["user"], job["uid"], job["gid"])
+            script = spooldir.write_script(self.spool, job_id, inc, job["script"] or "#!/bin/sh\n", who)
+        except (PermissionError, OSError) as exc:
+            return {"ok": False, "error": str(exc)}
         array = job.get("array_job_id") is not None
         out_path = self._output(job["stdout"] or default_output(array), job)
         err_path = self._output(job["stderr"], job) if job.get("stderr") else out_path
-        try:
-            out = open_output(out_path, job["open_mode"], who)
-            err = out if err_path == out_path else open_output(err_path, job["open_mode"], who)
-            stdin = open(job["stdin"], "rb") if job.get("stdin") not in (None, "/dev/null") else None
-        except OSError as exc:
-            return {"ok": False, "error": f"could not open output: {exc}"}
+        stdin = self._output(job["stdin"], job) if job.get("stdin") not in (None, "", "/dev/null") else None
         env = slurm_env.batch_env(job, job["environment"], conf=self.conf)
         try:
-            proc = await spawn([str(script), *job.get("argv", [])], env, job["submit_dir"], who, stdin=stdin,
-                               stdout=out, stderr=err)
-            # The same open file (and offset) as the script's stderr, so a message never
-            # lands on top of what the job writes after it.
-            err_fd = os.dup(err.fileno())
+            started = await spawn([str(script), *job.get("argv", [])], env, job["submit_dir"], who,
+                                  stdio=Stdio(stdin, out_path, err_path, job["open_mode"]))
         except OSError as exc:
             return {"ok": False, "error": f"could not start the batch script: {exc}"}
-        finally:
-            for f in {out, err} | ({stdin} if stdin else set()):
-                f.close()
-        local = LocalJob(job["job_id"], job["inc"], batch=proc, stderr_fd=err_fd)
-        local.roots = ProcessSet([proc], tag=(job["job_id"], self.name, job["inc"]))
-        self.jobs[job["job_id"]] = local
-        asyncio.get_running_loop().create_task(self._watch_batch(local))
+        if started.error is not None:  # nothing was created: the job fails (Slurm: JobLaunchFailure)
+            log.error("[%s.batch] error: %s", job_id, started.error)
+            self.runs.end(job_id, inc)
+            await started.proc.wait()
+            return {"ok": False, "error": started.error}
+        terminated = self.runs.stale(job_id, inc)  # while it was starting
+        local = self.runs.open(job_id, inc)
+        local.batch, local.stderr_fd = started.proc, started.stderr_fd
+        local.roots.procs.append(started.proc)
+        loop = asyncio.get_running_loop()
+        loop.create_task(self._watch_batch(local))
+        if terminated:
+            loop.create_task(local.roots.stop(0))
         return {"ok": True}
 
     async def _watch_batch(self, job: LocalJob) -> None:
@@ -168,17 +159,18 @@ class NodeAgent:
         code, sig = (rc, 0) if rc >= 0 else (0, -rc)
         if rc > 128 and rc - 128 in (_signal.SIGTERM, _signal.SIGKILL, _signal.SIGINT):
             code, sig = 0, rc - 128  # the shell reports a signal death as 128+n
+        self.runs.end(job.job_id, job.inc)  # no step of this run may start here from now on
         await job.roots.stop(0)  # nothing of the job may outlive its script
         if job.stderr_fd is not None:
             os.close(job.stderr_fd)
             job.stderr_fd = None
         await self._report_end(job, code, sig)
-        if self.jobs.get(job.job_id) is job:
-            del self.jobs[job.job_id]
+        self.runs.forget(job)
 
     async def terminate(self, job_id: int, inc: int, why: str | None, kill_wait: float) -> dict:
-        job = self.jobs.get(job_id)
-        if job is None or job.inc != inc:
+        self.runs.end(job_id, inc)  # even unknown here: no credential of this run may start a step
+        job = self.runs.get(job_id, inc)
+        if job is None:
             return {"ok": True, "known": False}
         if why and job.stderr_fd is not None:
             # src/slurmd/slurmstepd/req.c; scancel's form is "DUE to SIGNAL <name>" since 25.05
@@ -191,13 +183,13 @@ class NodeAgent:
                 pass
         asyncio.get_running_loop().create_task(job.roots.stop(kill_wait))
         if job.batch is None:
-            self.jobs.pop(job_id, None)
+            self.runs.forget(job)
         return {"ok": True, "known": True}
 
     def signal_job(self, job_id: int, inc: int, signum: int, target: str) -> dict:
         """``target``: steps, batch (the shell alone), batch_tree or all (see Controller.signal_job)."""
-        job = self.jobs.get(job_id)
-        if job is None or job.inc != inc:
+        job = self.runs.get(job_id, inc)
+        if job is None:
             return {"ok": True, "known": False}
         batch_alive = job.batch is not None and job.batch.returncode is None
         if target == "batch" and batch_alive:
@@ -210,28 +202,29 @@ class NodeAgent:
         return {"ok": True, "known": True}
 
     # -- steps -------------------------------------------------------------------------------
-    def check_credential(self, token: str) -> dict:
-        claims = self.signer.verify(token)
-        if self.name not in claims.get("nodes", ()):
-            raise AuthError("credential is not for this node")
+    def check_credential(self, credential: str, *, check_expiry: bool = True) -> dict:
+        claims = self.signer.verify_credential(credential, check_expiry=check_expiry)
+        if self.name not in claims["nodes"]:
+            raise CredentialError(INVALID_CREDENTIAL)
         return claims
 
-    def step_processes(self, job_id: int, inc: int, step_id: int) -> ProcessSet:
-        job = self.jobs.get(job_id)
-        if job is None or job.inc != inc:
-            job = self.jobs[job_id] = LocalJob(job_id, inc, roots=ProcessSet(tag=(job_id, self.name, inc)))
-        return job.steps.setdefault(step_id, ProcessSet())
+    def step_done(self, job: LocalJob, step_id: int) -> None:
+        job.steps.pop(step_id, None)
+        job.roots.procs = [p for p in job.roots.procs if p.returncode is None]
+        if job.batch is None and not job.steps:
+            self.runs.forget(job)
 
-    def step_done(self, job_id: int, step_id: int) -> None:
-        job = self.jobs.get(job_id)
-        if job is not None:
-            job.steps.pop(step_id, None)
-            job.roots.procs = [p for p in job.roots.procs if p.returncode is None]
-            if job.batch is None and not job.steps:
-                del self.jobs[job_id]
+    def signal_step(self, claims: dict, signum: int) -> dict:
+        """Only the step the credential names, of the run it names, and only while it runs here."""
+        job = self.runs.get(claims["job"], claims["inc"])
+        step = job.steps.get(claims["step"]) if job else None
+        if step is None:
+            return {"ok": True, "known": False}
+        step.signal(signum)
+        return {"ok": True, "known": True}
 
     def tracked(self) -> set[int]:
-        return {p.pid for j in self.jobs.values() for p in j.roots.procs}
+        return {p.pid for j in self.runs.live.values() for p in j.roots.procs}
 
 
 def make_app(agent: NodeAgent) -> web.Application:
@@ -270,15 +263,11 @@ def make_app(agent: NodeAgent) -> web.Application:
 
     async def step_signal(request):
         b = await request.json()
-        try:
-            claims = agent.check_credential(b.get("credential", ""))
+        try:  # a long step must still take Ctrl-C when its credential has expired
+            claims = agent.check_credential(b.get("credential", ""), check_expiry=False)
         except AuthError as exc:
             return web.json_response({"error": str(exc)}, status=401)
-        job = agent.jobs.get(claims["job"])
-        step = job.steps.get(claims["step"]) if job else None
-        if step is not None:
-            step.signal(int(b["signal"]))
-        return web.json_response({"ok": True})
+        return web.json_response(agent.signal_step(claims, int(b["signal"])))
 
     @web.middleware
     async def malformed(request, handler):
@@ -299,6 +288,10 @@ def make_app(agent: NodeAgent) -> web.Application:
 
 
 async def serve(agent: NodeAgent, port: int = 0) -> web.AppRunner:
+    spooldir.prepare(agent.spool)
+    if os.geteuid() == 0 and not runs_for_everyone(launcher_python()):
+        log.warning("no Python that every user may run (using %s): the jobs of users who may not run it "
+                    "will fail to start", launcher_python())
     become_subreaper()
     runner = web.AppRunner(make_app(agent), access_log=None, shutdown_timeout=1.0)
     await runner.setup()

@@ -95,7 +95,7 @@ def step_env(job: dict, step: dict, node: str, base: dict[str, str], *, conf: st
         "SLURM_STEP_TASKS_PER_NODE": counts, "SLURM_TASKS_PER_NODE": counts,
         "SLURM_CPUS_ON_NODE": job["cpus_per_node"][job["nodes"].index(node)],
         "SLURM_NODEID": i, "SLURM_GTIDS": ",".join(map(str, step["task_ids"][i])),
-        "SLURM_DISTRIBUTION": "block", "SLURM_UMASK": "0022",
+        "SLURM_DISTRIBUTION": "block",
     }
     if step.get("cpus_per_task"):
         extra["SLURM_CPUS_PER_TASK"] = step["cpus_per_task"]

@@ -1,63 +1,16 @@
-"""Starting and stopping a job's processes on one node (like slurmstepd with proctrack/linuxproc).
+"""Stopping a job's processes on one node (like slurmstepd with proctrack/linuxproc).
 
-Each batch script and each task starts in its own session (a new process group), as the
-submitting user when the agent runs as root.  Stopping a job signals every group it owns
-and every descendant found in /proc (so a child that left its group is not forgotten):
-SIGCONT + SIGTERM, then SIGKILL after KillWait.
+Each batch script and each task runs in its own session (see :mod:`minislurm.slurmd.spawn`).
+Stopping a job signals every group it owns and every descendant found in /proc (so a child
+that left its group is not forgotten): SIGCONT + SIGTERM, then SIGKILL after KillWait.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import pwd
 import signal
 from dataclasses import dataclass, field
-from pathlib import Path
-
-TASK_PID_WRAPPER = 'export SLURM_TASK_PID=$$; exec "$@"'
-
-
-@dataclass
-class Identity:
-    uid: int | None = None  # None: run as the agent's own user
-    gid: int | None = None
-    name: str = ""
-    home: str = "/"
-
-
-def identity_for(user: str) -> Identity:
-    """Who to run as.  Only root can switch; otherwise the agent's own user runs everything."""
-    if os.geteuid() != 0:
-        return Identity(name=user)
-    try:
-        pw = pwd.getpwnam(user)
-    except KeyError:
-        raise PermissionError(f"user {user} not found on this node") from None
-    return Identity(pw.pw_uid, pw.pw_gid, pw.pw_name, pw.pw_dir)
-
-
-def open_output(path: str, mode: str, who: Identity):
-    """Open an output file as Slurm does: created if needed, truncated unless ``append``."""
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if mode == "append" else os.O_TRUNC)
-    fd = os.open(path, flags, 0o644)
-    if who.uid is not None:
-        os.fchown(fd, who.uid, who.gid)
-    return os.fdopen(fd, "ab" if mode == "append" else "wb", buffering=0)
-
-
-async def spawn(argv: list[str], env: dict[str, str], cwd: str, who: Identity, *, stdin=None,
-                stdout=None, stderr=None) -> asyncio.subprocess.Process:
-    """Start ``argv`` in a new session with SLURM_TASK_PID set to its own pid."""
-    kw = {}
-    if who.uid is not None:
-        kw.update(user=who.uid, group=who.gid, extra_groups=os.getgrouplist(who.name, who.gid))
-    if not os.path.isdir(cwd):
-        cwd = who.home if os.path.isdir(who.home) else "/tmp"
-    return await asyncio.create_subprocess_exec(
-        "/bin/sh", "-c", TASK_PID_WRAPPER, "task", *argv, env=env, cwd=cwd, start_new_session=True,
-        stdin=stdin if stdin is not None else asyncio.subprocess.DEVNULL, stdout=stdout, stderr=stderr, **kw)
 
 
 def _scan() -> list[tuple[int, int, int, bytes]]:

@@ -122,6 +122,12 @@ class Live:
     def job_processes(self, job_id: int) -> list[tuple[int, str]]:
         return processes(self.c.conf_path, job_id)
 
+    def agent_address(self, node: str) -> tuple[str, int]:
+        """Where a node's agent listens (from its log), to talk to it directly."""
+        log = (self.c.dir / "log" / f"slurmd-{node}.log").read_text()
+        host, port = re.search(r"listening on (\S+):(\d+)", log).groups()
+        return host, int(port)
+
 
 def until(predicate, timeout: float = 30.0, what: str = "a condition", step: float = 0.05):
     deadline = time.time() + timeout

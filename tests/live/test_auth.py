@@ -135,9 +135,12 @@ def unix_user():
 
 def test_jobs_run_as_their_owner_and_the_operator_may_cancel_them(live, unix_user):
     env = {"SLURM_JWT": token_for(live, USER)}
+    home = live.work / USER  # a work dir of their own, as on a real cluster: the job's user writes there
+    home.mkdir(mode=0o700, exist_ok=True)
+    os.chown(home, unix_user.pw_uid, unix_user.pw_gid)
     job_id = live.sbatch("-o", "owner-%j.out", "--wrap", "id -un; id -u; echo $SLURM_JOB_USER $SLURM_JOB_UID; "
-                         "sleep 60", env=env)
-    out = live.work / f"owner-{job_id}.out"
+                         "sleep 60", env=env, cwd=str(home))
+    out = home / f"owner-{job_id}.out"
     until(lambda: out.exists() and len(out.read_text().splitlines()) == 3, 10, "the job to say who it is")
     assert out.read_text() == f"{USER}\n{unix_user.pw_uid}\n{USER} {unix_user.pw_uid}\n"
     assert os.stat(out).st_uid == unix_user.pw_uid
@@ -148,7 +151,7 @@ def test_jobs_run_as_their_owner_and_the_operator_may_cancel_them(live, unix_use
     r = live.run("scontrol", "update", f"JobId={job_id}", "TimeLimit=30")
     assert (r.returncode, r.stderr) == (0, "")
     assert live.job(job_id)["time_limit"] == 30 * 60
-    later = live.sbatch("--begin=now+1hour", "--wrap", "true", env=env)
+    later = live.sbatch("--begin=now+1hour", "--wrap", "true", env=env, cwd=str(home))
     assert live.run("scontrol", "hold", str(later)).returncode == 0
     assert (live.job(later)["hold"], live.job(later)["reason"]) == ("admin", "JobHeldAdmin")
     r = live.run("scontrol", "release", str(later), env=env)  # an admin hold is the admin's to release
@@ -169,7 +172,7 @@ def test_jobs_run_as_their_owner_and_the_operator_may_cancel_them(live, unix_use
     r = live.run("sacct", "-X", "-j", str(job_id), "-o", "User,State", "--parsable2", "-n")
     assert r.stdout == f"{USER}|CANCELLED by 0\n"
     # and the owner may cancel their own
-    own = live.sbatch("--wrap", "sleep 60", env=env)
+    own = live.sbatch("--wrap", "sleep 60", env=env, cwd=str(home))
     live.wait(own, "RUNNING")
     r = live.run("scancel", str(own), env=env)
     assert (r.returncode, r.stderr) == (0, "")
@@ -204,16 +207,10 @@ def test_malformed_requests_get_400_and_the_daemons_live_on(live):
     status, _, body = _raw(host, port, "GET", "/api/v1/jobs/abc", None, token)
     assert (status, json.loads(body)) == (404, {"error": "Invalid job id specified"})
     # an agent: malformed JSON, and a launch without a credential
-    agent = _agent_address(live, "gpu01")
+    agent = live.agent_address("gpu01")
     for path, data in (("/steps/launch", b"{oops"), ("/steps/signal", b"[]"), ("/steps/launch", b"{}")):
         status, kind, body = _raw(*agent, "POST", path, data)
         assert status in (400, 401) and kind.startswith("application/json"), (path, status, body)
     assert all(p.poll() is None for p in live.c.procs.values())
     job_id = live.sbatch("--wrap", "true")
     assert live.wait(job_id)["state"] == "COMPLETED"
-
-
-def _agent_address(live, node: str) -> tuple[str, int]:
-    log = (live.c.dir / "log" / f"slurmd-{node}.log").read_text()
-    host, port = re.search(r"listening on (\S+):(\d+)", log).groups()
-    return host, int(port)
