@@ -53,6 +53,8 @@ def record_job(ctl: "Controller", job: Job, *, state: JobState | None = None, en
                      alloc_gpus=len(job.alloc.gpus[0]) if job.alloc else 0)
         if state in (JobState.TIMEOUT, JobState.CANCELLED, JobState.NODE_FAIL, JobState.REQUEUED):
             batch["state"] = "CANCELLED" if state is not JobState.NODE_FAIL else "NODE_FAIL"
+        elif job.reason == "JobLaunchFailure":  # the script never started: its step was cancelled
+            batch["state"] = "CANCELLED"
         ctl.store.put_acct(job.job_id, job.restart_count, "batch", batch)
 
 

@@ -66,7 +66,7 @@ class Controller(RunningJobs):
         self.clock = clock
         self.live: dict[int, Live] = {}
         self.agents: dict[str, Agent] = {n.name: Agent() for n in config.nodes}
-        self.rpc = AgentClient(signer._sign({"ctld": True}, 10 * 365 * 86400), timeout=5.0)
+        self.rpc = AgentClient(signer.ctld_token(), timeout=5.0)
         self.expected: dict[int, float] = {}
         self.sched_nodes: dict[int, tuple[int, ...]] = {}
         self.steps: dict[int, dict[int, dict]] = {}  # the current run's steps, saved in the store

@@ -25,6 +25,9 @@ log = logging.getLogger("minislurm.ctld")
 # What slurmstepd writes to the job's stderr when it is stopped for each reason ("DUE TO ...").
 WHY = {JobState.CANCELLED: "CANCELLED", JobState.TIMEOUT: "TIME LIMIT", JobState.REQUEUED: "JOB REQUEUE"}
 LAUNCH_FAILED_NODE = "batch job complete failure"  # the reason slurmctld drains the node with
+# A script whose files could not be opened ends FAILED (JobLaunchFailure) with ExitCode 0:53
+# and its batch step CANCELLED 0:53, as Slurm 22.05 records it (checked on the real-Slurm twin).
+LAUNCH_FAILED_SIGNAL = 53
 
 
 class RunningJobs:
@@ -59,9 +62,13 @@ class RunningJobs:
         cannot fail or loop a queue of jobs."""
         node = self.state.nodes.names[job.alloc.nodes[0]]
         error = reply.get("error") or "launch failed"
+        if reply.get("stale"):  # it ran and ended there: its end is reported by the agent
+            log.info("launch of job %s on %s: %s", job.job_id, node, error)
+            return
         log.error("launch of job %s on %s failed: %s", job.job_id, node, error)
         if reply.get("fault") == "job":
-            await self.job_ended(job.job_id, incarnation, exit_code=1, signal=0, launch_failed=True)
+            await self.job_ended(job.job_id, incarnation, exit_code=0, signal=LAUNCH_FAILED_SIGNAL,
+                                 launch_failed=True)
             return
         n = job.alloc.nodes[0]
         self.state.nodes.set_drain(n, True, LAUNCH_FAILED_NODE)
@@ -140,15 +147,16 @@ class RunningJobs:
         live = self.live[job_id]
         final, reason = (JobState[live.ending[0]], live.ending[1]) if live.ending else (None, Reason.NONE)
         live.ending = None
-        others = [n for n in job.alloc.nodes[1:] if self.node_addr(n)]
+        # No process of the job may outlive its end: the script's node stops its own; every
+        # node of an srun allocation is told (no step credential of it may start anything).
+        others = list(job.alloc.nodes[1:] if live.batch else job.alloc.nodes)
         self._disarm(job_id)
         if final is JobState.REQUEUED:  # scontrol requeue of a running job: its run has stopped
             self._requeued(job, now, exit_code, signal, hold=reason)
         else:
             self._ended(job, final, reason, now, exit_code, signal, launch_failed)
         self.tell(job_id)
-        if others:  # the script ended: no process of the job may outlive it on other nodes
-            self.stop_on(others, job_id, incarnation, why=None)
+        self.stop_on(others, job_id, incarnation, why=None)
         await self.store.commit()
         self.request_pass()
         return True

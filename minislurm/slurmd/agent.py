@@ -122,8 +122,8 @@ class NodeAgent:
         local = self.runs.get(job_id, inc)
         if local is not None and local.batch is not None:
             return {"ok": True}  # a repeated request: already running
-        if self.runs.stale(job_id, inc):
-            return {"ok": False, "error": f"job {job_id} run {inc} has ended on this node"}
+        if self.runs.stale(job_id, inc):  # the controller hears of its end from ping or report
+            return {"ok": False, "stale": True, "error": f"job {job_id} run {inc} has ended on this node"}
         try:
             who = identity_for(job["user"], job["uid"], job["gid"])
             script = spooldir.write_script(self.spool, job_id, inc, job["script"] or "#!/bin/sh\n", who)
@@ -143,7 +143,7 @@ class NodeAgent:
             log.error("[%s.batch] error: %s", job_id, started.error)
             self.runs.end(job_id, inc)
             await started.proc.wait()
-            return {"ok": False, "error": started.error}
+            return {"ok": False, "fault": "job", "error": started.error}
         terminated = self.runs.stale(job_id, inc)  # while it was starting
         local = self.runs.open(job_id, inc)
         local.batch, local.stderr_fd = started.proc, started.stderr_fd
@@ -172,7 +172,11 @@ class NodeAgent:
         job = self.runs.get(job_id, inc)
         if job is None:
             return {"ok": True, "known": False}
-        if why and job.stderr_fd is not None:
+        if job.stopping and kill_wait > 0:
+            # Told again (a restarted controller cannot know it was told): once is enough, or a
+            # trap on SIGTERM would run twice.  A kill without grace still goes ahead.
+            return {"ok": True, "known": True}
+        if why and job.stderr_fd is not None and not job.stopping:
             # src/slurmd/slurmstepd/req.c; scancel's form is "DUE to SIGNAL <name>" since 25.05
             stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
             cause = "to SIGNAL Terminated" if why == "CANCELLED" else f"TO {why}"
@@ -181,6 +185,7 @@ class NodeAgent:
                 os.write(job.stderr_fd, text.encode())
             except OSError:
                 pass
+        job.stopping = True
         asyncio.get_running_loop().create_task(job.roots.stop(kill_wait))
         if job.batch is None:
             self.runs.forget(job)

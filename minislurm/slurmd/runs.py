@@ -36,6 +36,7 @@ class LocalJob:
     stderr_fd: int | None = None  # the batch script's stderr: slurmstepd's messages go there too
     steps: dict[int, ProcessSet] = field(default_factory=dict)
     roots: ProcessSet = field(default_factory=ProcessSet)
+    stopping: bool = False  # the controller asked for it to end (SIGTERM sent, SIGKILL to follow)
 
     def alive(self) -> bool:
         return self.roots.alive()

@@ -83,8 +83,12 @@ def submit(live, user: User, *args: str, script: str | None = None, env: dict | 
 
 
 def failed_at_launch(live, job_id: int) -> bool:
+    """As Slurm 22.05 records a script whose files could not be opened (checked on the twin):
+    FAILED, JobLaunchFailure, ExitCode 0:53, the batch step CANCELLED 0:53."""
     job = live.wait(job_id)
-    return (job["state"], job["reason"]) == ("FAILED", "JobLaunchFailure")
+    steps = {r["step"]: (r["state"], f"{r['exit_code']}:{r['exit_signal']}") for r in live.acct(job_id)}
+    return ((job["state"], job["reason"], job["exit_code"]) == ("FAILED", "JobLaunchFailure", "0:53")
+            and steps == {None: ("FAILED", "0:53"), "batch": ("CANCELLED", "0:53")})
 
 
 def new_step(live, user: User, job_id: int, **req) -> dict:

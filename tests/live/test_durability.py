@@ -8,6 +8,7 @@ and kill the controller in the window where a change is decided but not yet save
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import time
@@ -58,7 +59,11 @@ def test_an_acknowledged_requeue_survives_a_crash(live):
     assert done["restart_count"] == 1
     r = live.run("sacct", "-D", "-X", "-n", "-P", "-j", str(job), "-o", "State")
     assert r.stdout.split() == ["REQUEUED", "COMPLETED"]
-    assert (live.work / f"requeue-{job}.out").read_text() == "first run\nsecond run\n"
+    lines = (live.work / f"requeue-{job}.out").read_text().splitlines()
+    assert lines[0] == "first run" and lines[-1] == "second run", lines
+    # slurmstepd's line once: the restarted controller's reminder neither repeats it nor SIGTERM
+    assert len(lines) == 3 and re.fullmatch(rf"slurmstepd: error: \*\*\* JOB {job} ON gpu0\d CANCELLED AT \S+ "
+                                            r"DUE TO JOB REQUEUE \*\*\*", lines[1]), lines
 
 
 def test_srun_hears_of_its_allocation_only_once_it_is_saved(live):
