@@ -6,7 +6,7 @@ import getpass
 import sys
 import time
 
-from minislurm.cli.fmt.squeue import format_jobs
+from minislurm.cli.fmt.squeue import format_jobs, job_fields
 from minislurm.cli.main import ArgumentParser
 from minislurm.client import Client, ClientError
 from minislurm.core.states import JobState
@@ -39,6 +39,7 @@ def main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     try:
         states = _states(args.states) if args.states else DEFAULT_STATES
+        job_fields(args.format, long=args.long, start=args.start, long_format=args.Format)
     except ValueError as exc:
         print(f"squeue: error: {exc}", file=sys.stderr)
         return 1
@@ -55,9 +56,14 @@ def main(argv: list[str]) -> int:
         if args.jobs and not jobs and not reply["jobs"]:
             print("slurm_load_jobs error: Invalid job id specified", file=sys.stderr)
             return 1
-        sys.stdout.write(format_jobs(jobs, fmt=args.format, long=args.long, start=args.start,
-                                     noheader=args.noheader, now=reply.get("now", time.time()), sort=args.sort,
-                                     array=args.array, long_format=args.Format))
+        try:
+            text = format_jobs(jobs, fmt=args.format, long=args.long, start=args.start, noheader=args.noheader,
+                               now=reply.get("now", time.time()), sort=args.sort, array=args.array,
+                               long_format=args.Format)
+        except ValueError as exc:  # an invalid -S sort key
+            print(f"squeue: error: {exc}", file=sys.stderr)
+            return 1
+        sys.stdout.write(text)
         sys.stdout.flush()
         if not args.iterate:
             return 0

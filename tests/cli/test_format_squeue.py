@@ -185,3 +185,26 @@ def test_from_a_real_cluster_state_via_job_view():
         " JOBID PARTI     NAME   USER ST     TIME NODE   CPUS TRES_PER_NODE NODELIST(REASON)\n"
         "     8   gpu     eval   dave PD     0:00    1      4 gres/gpu:1 (Resources)\n"
         "     7   gpu pretrain  carol  R     1:05    2     64 gres/gpu:8 node[01-02]\n")
+
+
+# -- a shared cluster: other users' text never drives the terminal (twin facts, issue 9) ---------
+def test_control_characters_in_job_names_print_escaped():
+    """Slurm 22.05 prints a name's newline or ESC raw (a forged line, a red terminal); here they
+    are escapes, and widths count the escaped text."""
+    jobs = [job(1, name="a\nb"), job(2, name="\x1b[31mred"), job(3, name="tab\there")]
+    out = format_jobs(jobs, fmt="%i|%j|", now=NOW, sort="i")
+    assert out == "JOBID|NAME|\n1|a\\nb|\n2|\\x1b[31mred|\n3|tab\\there|\n"
+    assert format_jobs([job(2, name="\x1b[31mred")], now=NOW, noheader=True).split()[2] == "\\x1b[31m"
+    plain = [job(4, name="naïve-λ\\n")]  # printable text, backslashes included, is left as it is
+    assert format_jobs(plain, fmt="%j", now=NOW, noheader=True) == "naïve-λ\\n\n"
+
+
+def test_a_width_over_the_limit_is_refused_at_once():
+    """Slurm pads to any width and crashes (SIGSEGV) past a few million columns; minislurm
+    refuses widths over MAX_WIDTH instead of writing gigabytes."""
+    for fmt in ("%999999999i", "%.999999999j", "%1025i"):
+        with pytest.raises(ValueError, match="too large"):
+            format_jobs(reference_jobs(), fmt=fmt, now=NOW)
+    with pytest.raises(ValueError, match="too large"):
+        format_jobs(reference_jobs(), long_format="name:999999999", now=NOW)
+    assert len(format_jobs(reference_jobs(), fmt="%1024i", now=NOW).splitlines()[0]) == 1024

@@ -14,7 +14,7 @@ besides the TypedDict ones: ``uid``, ``qos``, ``array_max_tasks``.
 
 from __future__ import annotations
 
-from minislurm.cli.fmt.fields import Field, ctime, mem_units, natural_key, parse_format, render, secs, timestamp
+from minislurm.cli.fmt.fields import Field, check_width, ctime, mem_units, natural_key, parse_format, render, secs, timestamp
 from minislurm.core.hostlist import compress, expand
 from minislurm.core.states import JobState
 
@@ -150,7 +150,7 @@ def parse_long_format(spec: str) -> list[Field]:
         right = rest.startswith(".")
         rest = rest[1:] if right else rest
         digits = "".join(c for c in rest[: len(rest) - len(rest.lstrip("0123456789"))])
-        fields.append(Field(letter, int(digits) if digits else 20, right, rest[len(digits):]))
+        fields.append(Field(letter, check_width(int(digits)) if digits else 20, right, rest[len(digits):]))
     return fields
 
 
@@ -237,11 +237,9 @@ def sort_jobs(jobs: list[dict], spec: str, now: float) -> list[dict]:
     return jobs
 
 
-def format_jobs(jobs: list[dict], *, fmt: str | None = None, long: bool = False, start: bool = False,
-                noheader: bool = False, now: float, sort: str | None = None, array: bool = False,
-                long_format: str | None = None) -> str:
-    """The text squeue prints.  ``fmt`` is ``-o``, ``long_format`` is ``-O``, ``sort`` is ``-S``,
-    ``array`` is ``-r`` (one line per array task)."""
+def job_fields(fmt: str | None = None, *, long: bool = False, start: bool = False,
+               long_format: str | None = None) -> tuple[str, list[Field]]:
+    """The prefix and fields of the format squeue will print; ValueError names a bad one."""
     if long_format is not None:
         prefix, fields = "", parse_long_format(long_format)
     else:
@@ -249,6 +247,15 @@ def format_jobs(jobs: list[dict], *, fmt: str | None = None, long: bool = False,
     for f in fields:
         if f.letter not in LETTERS:
             raise ValueError(f"Invalid job format specification: {f.letter}")
+    return prefix, fields
+
+
+def format_jobs(jobs: list[dict], *, fmt: str | None = None, long: bool = False, start: bool = False,
+                noheader: bool = False, now: float, sort: str | None = None, array: bool = False,
+                long_format: str | None = None) -> str:
+    """The text squeue prints.  ``fmt`` is ``-o``, ``long_format`` is ``-O``, ``sort`` is ``-S``,
+    ``array`` is ``-r`` (one line per array task)."""
+    prefix, fields = job_fields(fmt, long=long, start=start, long_format=long_format)
     if start:
         jobs = [j for j in jobs if j.get("state") == "PENDING"]
     if not array:
