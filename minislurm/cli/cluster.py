@@ -76,7 +76,11 @@ def _resume(args, folder: Path) -> int:
     """``cluster up`` on a folder that holds a cluster: never a new key (tokens handed out
     must keep working), so either it is running, or it starts again on its own files."""
     from minislurm.cluster.local import LocalCluster
-    conflict = _shape_conflict(args, folder)
+    try:
+        conflict = _shape_conflict(args, folder)
+    except (OSError, ValueError) as exc:  # an unreadable --conf or slurm.conf
+        print(f"minislurm cluster: error: {exc}", file=sys.stderr)
+        return 1
     if conflict:
         print(f"minislurm cluster: error: {folder} holds a cluster already and {conflict}.  `cluster up` "
               f"resumes a cluster as it was (same key, jobs and nodes); for a new one, choose another --dir, "
