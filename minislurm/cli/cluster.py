@@ -1,4 +1,9 @@
-"""``minislurm cluster up|down|status``: a local lab cluster that keeps running in the background."""
+"""``minislurm cluster up|down|status``: a local lab cluster that keeps running in the background.
+
+``up`` on a folder that already holds a cluster resumes it (its slurm.conf, key, port and
+saved state; only daemons that are not running are started) and never writes a new key, so
+tokens handed out keep working; the shape flags may only repeat what the cluster has.
+"""
 
 from __future__ import annotations
 
@@ -18,26 +23,102 @@ def _pids(folder: Path) -> list[tuple[str, int]]:
         return []
 
 
-def _alive(pid: int) -> bool:
+def _alive(pid: int, folder: Path | None = None) -> bool:
+    """A live process and, given the cluster folder, one of its daemons (their command line
+    names its slurm.conf), not an unrelated process that got a dead daemon's pid."""
     try:
         with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+            if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                return False
+        if folder is None:
+            return True
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return str(folder.absolute() / "slurm.conf").encode() in f.read().split(b"\0")
     except OSError:
         return False
+
+
+def _running(folder: Path) -> dict[str, int]:
+    return {name: pid for name, pid in _pids(folder) if _alive(pid, folder)}
+
+
+# The flags that shape a new cluster (None when not given; a new cluster gets the default).
+SHAPE = {"nodes": 4, "gpus_per_node": 8, "cpus_per_node": 32, "mem": 256_000}
+
+
+def _shape_conflict(args, folder: Path) -> str | None:
+    """Why the flags given cannot apply to the cluster recorded in ``folder``, if they cannot."""
+    from minislurm.core.slurmconf import load
+    cfg = load(folder / "slurm.conf")
+    if "127.0.0.1" not in cfg.other.get("SlurmctldHost", ""):
+        return "it was started with --netns, and its namespaces cannot be made again around it"
+    if args.netns:
+        return "it was started without --netns"
+    if args.conf:
+        theirs = load(args.conf)
+        same = (theirs.nodes, theirs.partitions) == (cfg.nodes, cfg.partitions)
+        return None if same else f"its nodes and partitions are not those of {args.conf}"
+    have = {"nodes": len(cfg.nodes), "gpus_per_node": {n.gpus for n in cfg.nodes},
+            "cpus_per_node": {n.cpus for n in cfg.nodes}, "mem": {n.real_memory for n in cfg.nodes}}
+    for key, value in vars(args).items():
+        if key in SHAPE and value is not None and have[key] not in (value, {value}):
+            return f"it was not made with --{key.replace('_', '-')} {value}"
+    return None
+
+
+def _usage(folder: Path, what: str) -> None:
+    print(what)
+    print(f"  use it:   eval \"$(minislurm env --dir {folder})\"   then sinfo, sbatch, squeue, ...")
+    print(f"  stop it:  minislurm cluster down --dir {folder}")
+
+
+def _resume(args, folder: Path) -> int:
+    """``cluster up`` on a folder that holds a cluster: never a new key (tokens handed out
+    must keep working), so either it is running, or it starts again on its own files."""
+    from minislurm.cluster.local import LocalCluster
+    try:
+        conflict = _shape_conflict(args, folder)
+    except (OSError, ValueError) as exc:  # an unreadable --conf or slurm.conf
+        print(f"minislurm cluster: error: {exc}", file=sys.stderr)
+        return 1
+    if conflict:
+        print(f"minislurm cluster: error: {folder} holds a cluster already and {conflict}.  `cluster up` "
+              f"resumes a cluster as it was (same key, jobs and nodes); for a new one, choose another --dir, "
+              f"or run `minislurm cluster down --dir {folder}` and remove the folder first", file=sys.stderr)
+        return 1
+    cluster = LocalCluster(dir=folder, conf=folder / "slurm.conf", outlive=True)
+    running = _running(folder)
+    names = [n.name for n in cluster.config.nodes]
+    port = cluster.config.other.get("SlurmctldPort")
+    if set(running) >= {"slurmctld", *(f"slurmd-{n}" for n in names)}:
+        _usage(folder, f"minislurm cluster is already running in {folder}: {len(names)} nodes, "
+                       f"controller on port {port}")
+        return 0
+    try:
+        cluster.resume(timeout=60, running=running)
+    except (RuntimeError, TimeoutError, OSError) as exc:
+        print(f"minislurm cluster: error: {exc}", file=sys.stderr)
+        return 1
+    _usage(folder, f"minislurm cluster is up again: {len(names)} nodes, controller on port {port} "
+                   f"(same key, jobs and nodes as before)")
+    return 0
 
 
 def up(args) -> int:
     from minislurm.cluster.local import LocalCluster
     folder = Path(args.dir)
-    if any(_alive(p) for _, p in _pids(folder)):
+    if LocalCluster.recorded(folder):
+        return _resume(args, folder)
+    if _running(folder):
         print(f"minislurm cluster: error: a cluster is already running in {folder} "
               f"(`minislurm cluster down --dir {folder}` first)", file=sys.stderr)
         return 1
     if args.netns and os.geteuid() != 0:
         print("minislurm cluster: error: --netns needs root (network namespaces)", file=sys.stderr)
         return 1
-    cluster = LocalCluster(args.nodes, args.gpus_per_node, args.cpus_per_node, args.mem, dir=folder,
-                           conf=args.conf, netns=args.netns, outlive=True)
+    shape = {key: default if getattr(args, key) is None else getattr(args, key) for key, default in SHAPE.items()}
+    cluster = LocalCluster(shape["nodes"], shape["gpus_per_node"], shape["cpus_per_node"], shape["mem"],
+                           dir=folder, conf=args.conf, netns=args.netns, outlive=True)
     try:
         cluster.up(timeout=60)
     except (RuntimeError, TimeoutError, OSError) as exc:
@@ -45,9 +126,7 @@ def up(args) -> int:
         print(f"minislurm cluster: error: {exc}", file=sys.stderr)
         return 1
     names = [n.name for n in cluster.config.nodes]
-    print(f"minislurm cluster is up: {len(names)} nodes, controller on port {cluster.port}")
-    print(f"  use it:   eval \"$(minislurm env --dir {folder})\"   then sinfo, sbatch, squeue, ...")
-    print(f"  stop it:  minislurm cluster down --dir {folder}")
+    _usage(folder, f"minislurm cluster is up: {len(names)} nodes, controller on port {cluster.port}")
     return 0
 
 
@@ -59,7 +138,7 @@ def down(args) -> int:
         print(f"minislurm cluster: no cluster recorded in {folder}")
         return 0
     for name, pid in reversed(entries):  # agents first: they stop their jobs
-        if _alive(pid):
+        if _alive(pid, folder):
             stop_process(pid, alive=lambda pid=pid: _alive(pid))
     (folder / "pids").unlink(missing_ok=True)
     if (folder / "netns").exists():
@@ -78,18 +157,18 @@ def status(args) -> int:
         print(f"no cluster in {folder}")
         return 1
     for name, pid in entries:
-        print(f"{name:<16} pid {pid:<8} {'running' if _alive(pid) else 'stopped'}")
-    return 0 if all(_alive(p) for _, p in entries) else 1
+        print(f"{name:<16} pid {pid:<8} {'running' if _alive(pid, folder) else 'stopped'}")
+    return 0 if all(_alive(p, folder) for _, p in entries) else 1
 
 
 def main(argv: list[str]) -> int:
     p = ArgumentParser(prog="minislurm cluster", description="start, inspect or stop a local cluster")
     sub = p.add_subparsers(dest="action", required=True)
     u = sub.add_parser("up", help="start the controller and node agents in the background")
-    u.add_argument("--nodes", type=int, default=4)
-    u.add_argument("--gpus-per-node", type=int, default=8)
-    u.add_argument("--cpus-per-node", type=int, default=32)
-    u.add_argument("--mem", type=int, default=256_000, help="MB per node")
+    u.add_argument("--nodes", type=int, help=f"default {SHAPE['nodes']}")
+    u.add_argument("--gpus-per-node", type=int, help=f"default {SHAPE['gpus_per_node']}")
+    u.add_argument("--cpus-per-node", type=int, help=f"default {SHAPE['cpus_per_node']}")
+    u.add_argument("--mem", type=int, help=f"MB per node, default {SHAPE['mem']}")
     u.add_argument("--conf", help="a slurm.conf to use instead of the flags")
     u.add_argument("--netns", action="store_true", help="each agent in its own network namespace (root)")
     for s in (u, sub.add_parser("down", help="stop everything"), sub.add_parser("status")):

@@ -18,8 +18,8 @@ def _read_script(rest: list[str]) -> tuple[str, str | None]:
     if not rest or rest[0] == "-":
         return sys.stdin.read(), None
     path = rest[0]
-    try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as f:
+    try:  # newline="": the bytes as they are, so a DOS script's \r\n reaches check_script
+        with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
             return f.read(), path
     except OSError:
         raise OptionError(f"sbatch: error: Unable to open file {path}", 1) from None

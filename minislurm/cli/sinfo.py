@@ -41,7 +41,12 @@ def main(argv: list[str]) -> int:
         want = {s.lower() for s in args.states.split(",")}
         nodes = [n for n in nodes if n["state"] in want or (n["state"] == "mix" and "mixed" in want)
                  or (n["state"] == "alloc" and "allocated" in want)]
-    sys.stdout.write(format_partitions(parts, nodes, fmt=args.format, node_oriented=args.Node, long=args.long,
-                                       summarize=args.summarize, list_reasons=args.list_reasons,
-                                       noheader=args.noheader, exact=args.exact, now=time.time()))
+    try:
+        text = format_partitions(parts, nodes, fmt=args.format, node_oriented=args.Node, long=args.long,
+                                 summarize=args.summarize, list_reasons=args.list_reasons,
+                                 noheader=args.noheader, exact=args.exact, now=time.time())
+    except ValueError as exc:  # a bad format: an unknown letter, a width over MAX_WIDTH
+        print(f"sinfo: error: {exc}", file=sys.stderr)
+        return 1
+    sys.stdout.write(text)
     return 0

@@ -41,5 +41,10 @@ def main(argv: list[str]) -> int:
     if reply["type"] == "priority/basic":
         print("sprio: error: You are not running a supported priority plugin (priority/basic).", file=sys.stderr)
         return 1
-    sys.stdout.write(format_sprio(rows, long=args.long, noheader=args.noheader, weights=w, fmt=args.format))
+    try:
+        text = format_sprio(rows, long=args.long, noheader=args.noheader, weights=w, fmt=args.format)
+    except ValueError as exc:  # a bad format: an unknown letter, a width over MAX_WIDTH
+        print(f"sprio: error: {exc}", file=sys.stderr)
+        return 1
+    sys.stdout.write(text)
     return 0

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import getpass
 import sys
 import time
+from itertools import repeat
 
-from minislurm.cli.fmt.squeue import format_jobs
+from minislurm.cli.fmt.squeue import format_jobs, job_fields, view_keys
 from minislurm.cli.main import ArgumentParser
 from minislurm.client import Client, ClientError
 from minislurm.core.states import JobState
@@ -18,6 +18,18 @@ def _states(text: str) -> set[str] | None:
     if text.lower() == "all":
         return None
     return {JobState.parse(s).name for s in text.split(",") if s}
+
+
+def _views(reply: dict) -> list[dict]:
+    """Job views from ``GET /jobs?fields=``'s columns (``{"all": v}``: every job has ``v``)."""
+    count = reply["count"]
+    columns = (c if isinstance(c, list) else repeat(c["all"], count) for c in reply["columns"])
+    return [dict(zip(reply["fields"], row)) for row in zip(*columns)] if reply["fields"] else [{}] * count
+
+
+def _me() -> str:
+    import getpass
+    return getpass.getuser()
 
 
 def main(argv: list[str]) -> int:
@@ -39,11 +51,16 @@ def main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     try:
         states = _states(args.states) if args.states else DEFAULT_STATES
+        _, fields = job_fields(args.format, long=args.long, start=args.start, long_format=args.Format)
     except ValueError as exc:
         print(f"squeue: error: {exc}", file=sys.stderr)
         return 1
-    query = {"user": getpass.getuser() if args.me else args.user, "partition": args.partition,
-             "ids": ",".join(x.split("_")[0] for x in args.jobs.split(",")) if args.jobs else None}
+    query = {"user": _me() if args.me else args.user, "partition": args.partition,
+             "ids": ",".join(x.split("_")[0] for x in args.jobs.split(",")) if args.jobs else None,
+             # Only the columns printed, and (unless -j, whose "Invalid job id" needs every state)
+             # only the states shown: the controller's work and the reply scale with the output.
+             "states": ",".join(sorted(states)) if states and not args.jobs else None,
+             "fields": ",".join(view_keys(fields, args.sort or ("S" if args.start else None)))}
     client = Client()
     while True:
         try:
@@ -51,13 +68,19 @@ def main(argv: list[str]) -> int:
         except ClientError as exc:
             print(f"slurm_load_jobs error: {exc}", file=sys.stderr)  # slurm_perror("slurm_load_jobs error")
             return 1
-        jobs = [j for j in reply["jobs"] if states is None or j["state"] in states]
-        if args.jobs and not jobs and not reply["jobs"]:
+        found = reply["jobs"] if "jobs" in reply else _views(reply)
+        jobs = [j for j in found if states is None or j["state"] in states]
+        if args.jobs and not jobs and not found:
             print("slurm_load_jobs error: Invalid job id specified", file=sys.stderr)
             return 1
-        sys.stdout.write(format_jobs(jobs, fmt=args.format, long=args.long, start=args.start,
-                                     noheader=args.noheader, now=reply.get("now", time.time()), sort=args.sort,
-                                     array=args.array, long_format=args.Format))
+        try:
+            text = format_jobs(jobs, fmt=args.format, long=args.long, start=args.start, noheader=args.noheader,
+                               now=reply.get("now", time.time()), sort=args.sort, array=args.array,
+                               long_format=args.Format)
+        except ValueError as exc:  # an invalid -S sort key
+            print(f"squeue: error: {exc}", file=sys.stderr)
+            return 1
+        sys.stdout.write(text)
         sys.stdout.flush()
         if not args.iterate:
             return 0

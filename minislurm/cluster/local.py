@@ -4,8 +4,9 @@
         print(cluster.run("sbatch", "--wrap", "hostname").stdout)
 
 The cluster lives in a directory (slurm.conf, the JWT key, state, logs, a ``bin/`` with the
-command names) so ``minislurm cluster up`` can leave it running and ``cluster down`` can find
-it again.  With ``netns=True`` (root only) every agent gets its own network namespace and
+command names) so ``minislurm cluster up`` can leave it running, ``cluster down`` can find
+it again, and a later ``cluster up`` can resume it (:meth:`LocalCluster.resume`: same key, so
+tokens already handed out keep working).  With ``netns=True`` (root only) every agent gets its own network namespace and
 address, so the cluster crosses a real network.
 """
 
@@ -31,7 +32,7 @@ class LocalCluster:
     def __init__(self, nodes: int = 4, gpus_per_node: int = 8, cpus_per_node: int = 32, mem: int = 256_000,
                  *, dir: str | Path | None = None, conf: str | Path | None = None, netns: bool = False,
                  policy: str = "conservative", outlive: bool = False, **settings):
-        self.dir = Path(dir) if dir else Path.home() / ".minislurm" / "cluster"
+        self.dir = Path(dir).absolute() if dir else Path.home() / ".minislurm" / "cluster"
         self.netns = netns
         # The daemons stop when this Python process ends, unless asked to outlive it
         # (``minislurm cluster up``): a killed notebook kernel leaves no cluster behind.
@@ -45,6 +46,7 @@ class LocalCluster:
             setattr(target, key, value)
         self.procs: dict[str, subprocess.Popen] = {}
         self._controller_env: dict[str, str] = {}  # what restart_controller(env=...) adds
+        self._adopted: dict[str, int] = {}  # daemons already running when resumed: name -> pid
         self.user = getpass.getuser()
         self._net = None
 
@@ -53,20 +55,35 @@ class LocalCluster:
     def conf_path(self) -> Path:
         return self.dir / "slurm.conf"
 
+    @property
+    def key_path(self) -> Path:
+        return self.dir / "jwt_hs256.key"
+
+    @staticmethod
+    def recorded(dir: str | Path) -> bool:
+        """Whether ``dir`` holds a cluster made before (its slurm.conf and key), to resume."""
+        return (Path(dir) / "slurm.conf").is_file() and (Path(dir) / "jwt_hs256.key").is_file()
+
     def _write_files(self) -> None:
-        from minislurm.ctld.auth import Signer, create_key
+        from minislurm.ctld.auth import create_key
         for sub in ("state", "log", "tokens", "bin", "spool"):
             (self.dir / sub).mkdir(parents=True, exist_ok=True)
-        key_file = self.dir / "jwt_hs256.key"
-        key = create_key(key_file)
+        key = create_key(self.key_path)
         addr = self._net.ctld_addr if self._net else "127.0.0.1"
         self.port = free_port(addr if not self._net else "0.0.0.0")
         self.conf_path.write_text(write_conf(self.config, host="localhost", addr=addr, port=self.port,
-                                             key_file=str(key_file), state_dir=str(self.dir / "state")))
+                                             key_file=str(self.key_path), state_dir=str(self.dir / "state")))
+        self._write_token(key)
+        self._write_shims()
+
+    def _write_token(self, key: bytes) -> None:
+        from minislurm.ctld.auth import Signer
         token = self.dir / "tokens" / self.user
         fd = os.open(token, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as f:
             f.write(Signer(key).user_token(self.user, 365 * 86400) + "\n")
+
+    def _write_shims(self) -> None:
         for name in COMMANDS:
             shim = self.dir / "bin" / name
             shim.write_text(f"#!{sys.executable}\nimport sys\nfrom minislurm.cli.main import main\n"
@@ -124,7 +141,39 @@ class LocalCluster:
         self._write_pids()
 
     def _write_pids(self) -> None:
-        (self.dir / "pids").write_text("".join(f"{n} {p.pid}\n" for n, p in self.procs.items()))
+        """The daemons' pids for ``cluster down``: the controller first (it is stopped last)."""
+        pids = {**self._adopted, **{n: p.pid for n, p in self.procs.items()}}
+        order = ["slurmctld", *(f"slurmd-{n.name}" for n in self.config.nodes)]
+        names = [n for n in order if n in pids] + [n for n in pids if n not in order]
+        (self.dir / "pids").write_text("".join(f"{n} {pids[n]}\n" for n in names))
+
+    def resume(self, timeout: float = 30.0, running: dict[str, int] | None = None) -> "LocalCluster":
+        """Start again the daemons of the cluster recorded in ``dir`` that are not ``running``
+        (name -> pid), with its own slurm.conf, key and port: tokens already handed out stay
+        valid, and the controller reloads its saved jobs and nodes as after any restart.
+        Returns once every node's agent has registered (not once all are idle: restored jobs
+        may hold them)."""
+        from minislurm.ctld.auth import load_key
+        self.port = int(self.config.other["SlurmctldPort"])
+        self._adopted = dict(running or {})
+        for sub in ("state", "log", "tokens", "bin", "spool"):
+            (self.dir / sub).mkdir(parents=True, exist_ok=True)
+        if not (self.dir / "tokens" / self.user).exists():
+            self._write_token(load_key(self.key_path))
+        self._write_shims()
+        if "slurmctld" not in self._adopted:
+            self._spawn_controller()
+            self._write_pids()
+        self.wait_controller(timeout)
+        for node in self.config.nodes:
+            if f"slurmd-{node.name}" not in self._adopted:
+                self._spawn_agent(node.name)
+        self._write_pids()
+        api = self.client()
+        wait_for(lambda: all(n["addr"] and "NOT_RESPONDING" not in n["flags"]
+                             for n in api.call("GET", "/nodes")["nodes"]),
+                 timeout, "every node's agent to register")
+        return self
 
     def start_node(self, name: str) -> None:
         """Boot a node's agent again (after :meth:`kill_node`); it registers by itself."""
@@ -153,7 +202,7 @@ class LocalCluster:
     def wait_controller(self, timeout: float) -> None:
         deadline = time.time() + timeout
         while time.time() < deadline:
-            if self.procs["slurmctld"].poll() is not None:
+            if "slurmctld" in self.procs and self.procs["slurmctld"].poll() is not None:
                 raise RuntimeError(f"slurmctld exited; see {self.dir / 'log' / 'slurmctld.log'}")
             try:
                 self.client().call("GET", "/ping", timeout=1)

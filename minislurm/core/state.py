@@ -37,6 +37,7 @@ class ClusterState:
         self.order_cache: tuple[int, list[Job]] | None = None
         self.order_new: list[Job] = []  # queued since the order was last sorted
         self._part_masks: dict[str, np.ndarray] = {}
+        self._part_cpus: dict[str, int] = {}
 
     # -- lookups -------------------------------------------------------------------
     def partition_mask(self, name: str) -> np.ndarray:
@@ -49,6 +50,13 @@ class ClusterState:
                     mask[self.nodes.index[n]] = True
             self._part_masks[name] = mask
         return mask
+
+    def partition_cpus(self, name: str) -> int:
+        """How many CPUs the partition's nodes have in all (cached like the masks)."""
+        total = self._part_cpus.get(name)
+        if total is None:
+            total = self._part_cpus[name] = int(self.nodes.cap_cpu[self.partition_mask(name)].sum())
+        return total
 
     def default_partition(self) -> PartitionConfig | None:
         return self.config.partition(None)

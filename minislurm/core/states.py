@@ -59,6 +59,7 @@ class Reason:
     HELD_ADMIN = "JobHeldAdmin"
     PARTITION_TIME_LIMIT = "PartitionTimeLimit"
     PARTITION_NODE_LIMIT = "PartitionNodeLimit"
+    PARTITION_CONFIG = "PartitionConfig"
     PARTITION_DOWN = "PartitionDown"
     PARTITION_INACTIVE = "PartitionInactive"
     REQ_NODE_NOT_AVAIL = "ReqNodeNotAvail"

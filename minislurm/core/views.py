@@ -8,6 +8,8 @@ so both sides agree on one schema, spelled with Slurm's own words.  Times are ep
 from __future__ import annotations
 
 import math
+from operator import attrgetter
+from collections.abc import Callable
 from typing import Any, TypedDict
 
 from minislurm.core.hostlist import compress
@@ -101,28 +103,41 @@ def gres_text(gpus: int, gpu_type: str | None) -> str:
     return f"gpu:{gpu_type}:{gpus}" if gpu_type else f"gpu:{gpus}"
 
 
+def _node_names(job: Job, state: ClusterState) -> list[str]:
+    return [state.nodes.names[n] for n in job.alloc.nodes] if job.alloc else []
+
+
+# JobView keys that are plain attributes of a Job (read together by one ``attrgetter``).
+JOB_ATTRS = {
+    "job_id": "job_id", "array_job_id": "array_job_id", "array_task_id": "array_task_id",
+    "display_id": "display_id", "name": "name", "user": "user", "account": "account", "partition": "partition",
+    "state": "state.name", "reason": "reason", "priority": "priority", "nice": "nice",
+    "submit_time": "submit_time", "start_time": "start_time", "end_time": "end_time", "num_nodes": "num_nodes",
+    "num_tasks": "ntasks", "mem_per_node": "shape.mem", "restart_count": "restart_count", "requeue": "requeue",
+    "exclusive": "exclusive", "hold": "hold", "reservation": "reservation",
+}
+# One entry per JobView key: how to read it from a job (the single source for full views and
+# for the few keys a command asks for, ``GET /jobs?fields=...``).
+JOB_FIELDS: dict[str, Callable[[Job, ClusterState], Any]] = {
+    **{key: (lambda j, s, get=attrgetter(attr): get(j)) for key, attr in JOB_ATTRS.items()},
+    "eligible_time": lambda j, s: max(j.submit_time, j.begin_time),
+    "time_limit": lambda j, s: _finite(j.time_limit),
+    "num_cpus": lambda j, s: j.alloc.num_cpus if j.alloc else j.num_nodes * j.shape.cpus,
+    "cpus_per_task": lambda j, s: getattr(j.spec, "cpus_per_task", None) or 1,
+    "gres": lambda j, s: gres_text(j.shape.gpus, j.shape.gpu_type),
+    "nodes": lambda j, s: compress(_node_names(j, s)) if j.alloc else "",
+    "gpus": lambda j, s: {s.nodes.names[n]: list(g) for n, g in zip(j.alloc.nodes, j.alloc.gpus)} if j.alloc else {},
+    "exit_code": lambda j, s: f"{j.exit_code}:{j.exit_signal}",
+    "dependency": lambda j, s: str(j.dependency) if j.dependency else None,
+    "req_nodes": lambda j, s: compress(j.req_nodes) if j.req_nodes else "",
+    "exc_nodes": lambda j, s: compress(j.exc_nodes) if j.exc_nodes else "",
+    "expected_start": lambda j, s: None, "sched_nodes": lambda j, s: "",
+    "batch_host": lambda j, s: s.nodes.names[j.alloc.nodes[0]] if j.alloc and j.alloc.nodes else None,
+}
+
+
 def job_view(job: Job, state: ClusterState, extra: dict[str, Any] | None = None) -> JobView:
-    names = state.nodes.names
-    alloc = job.alloc
-    nodes = [names[n] for n in alloc.nodes] if alloc else []
-    view: JobView = {
-        "job_id": job.job_id, "array_job_id": job.array_job_id, "array_task_id": job.array_task_id,
-        "display_id": job.display_id, "name": job.name, "user": job.user, "account": job.account,
-        "partition": job.partition, "state": job.state.name, "reason": job.reason, "priority": job.priority,
-        "nice": job.nice, "submit_time": job.submit_time,
-        "eligible_time": max(job.submit_time, job.begin_time),
-        "start_time": job.start_time, "end_time": job.end_time, "time_limit": _finite(job.time_limit),
-        "num_nodes": job.num_nodes,
-        "num_cpus": alloc.num_cpus if alloc else job.num_nodes * job.shape.cpus,
-        "num_tasks": job.ntasks, "cpus_per_task": getattr(job.spec, "cpus_per_task", None) or 1,
-        "mem_per_node": job.shape.mem, "gres": gres_text(job.shape.gpus, job.shape.gpu_type),
-        "nodes": compress(nodes), "gpus": {names[n]: list(g) for n, g in zip(alloc.nodes, alloc.gpus)} if alloc else {},
-        "exit_code": f"{job.exit_code}:{job.exit_signal}",
-        "restart_count": job.restart_count, "requeue": job.requeue, "exclusive": job.exclusive,
-        "hold": job.hold, "dependency": str(job.dependency) if job.dependency else None,
-        "reservation": job.reservation, "req_nodes": compress(job.req_nodes), "exc_nodes": compress(job.exc_nodes),
-        "expected_start": None, "sched_nodes": "", "batch_host": nodes[0] if nodes else None,
-    }
+    view: JobView = {key: read(job, state) for key, read in JOB_FIELDS.items()}  # type: ignore[misc]
     if extra:
         view.update(extra)  # type: ignore[typeddict-item]
     return view

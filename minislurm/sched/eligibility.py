@@ -45,6 +45,11 @@ def blocked_reason(job: Job, state: ClusterState, now: float, deps: Mapping[int,
         return Reason.PARTITION_DOWN
     if job.time_limit > part.max_time:
         return Reason.PARTITION_TIME_LIMIT
+    # More CPUs than the whole partition has (``-N 999999``) is PartitionConfig in Slurm; only
+    # then is a node count over the partition's PartitionNodeLimit (seen on Slurm 22.05).
+    if job.num_nodes * job.shape.cpus > len(part.nodes) and \
+            job.num_nodes * job.shape.cpus > state.partition_cpus(job.partition):
+        return Reason.PARTITION_CONFIG
     if job.num_nodes > part.max_nodes or job.num_nodes > len(part.nodes):
         return Reason.PARTITION_NODE_LIMIT
     if job.array_max_running is not None and job.array_job_id is not None:

@@ -104,3 +104,19 @@ def test_long_job_ids_are_cut_with_plus():
 def test_unknown_field_is_an_error_like_sacct():
     with pytest.raises(ValueError, match='Invalid field requested: "Restarts"'):
         format_records([rec(1)], fields=["Restarts"])
+
+
+def test_control_characters_in_job_names_print_escaped():
+    """Slurm prints a job name's newline raw (sacct -P rows split in two, as seen on the twin)."""
+    records = [rec(22, name="a\nb"), rec(23, name="\x1b[31mred")]
+    assert format_records(records, fields=["JobID", "JobName"], parsable2=True) == (
+        "JobID|JobName\n22|a\\nb\n23|\\x1b[31mred\n")
+    assert format_records(records, fields=["JobID", "JobName%12"]).splitlines()[2:] == [
+        "22                   a\\nb ", "23            \\x1b[31mred "]
+
+
+def test_a_width_over_the_limit_is_refused():
+    with pytest.raises(ValueError, match="too large"):
+        format_records([rec(1)], fields=["JobName%999999999"])
+    with pytest.raises(ValueError, match="too large"):
+        format_records([rec(1)], fields=["JobName%-999999999"])

@@ -173,3 +173,11 @@ def test_hostnames_and_hostlist():
     assert show_hostlist("tux2,tux1,tux2") == "tux[2,1-2]\n"
     assert show_hostlist("tux2,tux1,tux2,tux3", sorted=True) == "tux[1-3]\n"
     assert show_hostlist("node01,node02,node03,node05") == "node[01-03,05]\n"
+
+
+def test_control_characters_print_escaped():
+    """A newline in a job name no longer forges a ``Key=Value`` line (Slurm prints it raw)."""
+    text = show_job(running_job(name="a\nb", work_dir="/home/alice/\x1b[2J"), now=NOW)
+    assert text.splitlines()[0] == "JobId=1042 JobName=a\\nb"
+    assert "   WorkDir=/home/alice/\\x1b[2J" in text.splitlines()
+    assert "\x1b" not in text and text.count("\n") == show_job(running_job(), now=NOW).count("\n")

@@ -185,3 +185,58 @@ def test_from_a_real_cluster_state_via_job_view():
         " JOBID PARTI     NAME   USER ST     TIME NODE   CPUS TRES_PER_NODE NODELIST(REASON)\n"
         "     8   gpu     eval   dave PD     0:00    1      4 gres/gpu:1 (Resources)\n"
         "     7   gpu pretrain  carol  R     1:05    2     64 gres/gpu:8 node[01-02]\n")
+
+
+# -- a shared cluster: other users' text never drives the terminal (twin facts, issue 9) ---------
+def test_control_characters_in_job_names_print_escaped():
+    """Slurm 22.05 prints a name's newline or ESC raw (a forged line, a red terminal); here they
+    are escapes, and widths count the escaped text."""
+    jobs = [job(1, name="a\nb"), job(2, name="\x1b[31mred"), job(3, name="tab\there")]
+    out = format_jobs(jobs, fmt="%i|%j|", now=NOW, sort="i")
+    assert out == "JOBID|NAME|\n1|a\\nb|\n2|\\x1b[31mred|\n3|tab\\there|\n"
+    assert format_jobs([job(2, name="\x1b[31mred")], now=NOW, noheader=True).split()[2] == "\\x1b[31m"
+    plain = [job(4, name="naïve-λ\\n")]  # printable text, backslashes included, is left as it is
+    assert format_jobs(plain, fmt="%j", now=NOW, noheader=True) == "naïve-λ\\n\n"
+
+
+def test_a_width_over_the_limit_is_refused_at_once():
+    """Slurm pads to any width and crashes (SIGSEGV) past a few million columns; minislurm
+    refuses widths over MAX_WIDTH instead of writing gigabytes."""
+    for fmt in ("%999999999i", "%.999999999j", "%1025i"):
+        with pytest.raises(ValueError, match="too large"):
+            format_jobs(reference_jobs(), fmt=fmt, now=NOW)
+    with pytest.raises(ValueError, match="too large"):
+        format_jobs(reference_jobs(), long_format="name:999999999", now=NOW)
+    assert len(format_jobs(reference_jobs(), fmt="%1024i", now=NOW).splitlines()[0]) == 1024
+
+
+def test_the_keys_squeue_asks_for_are_all_it_reads():
+    """squeue asks the controller only for ``view_keys`` (GET /jobs?fields=); for every letter
+    and sort key, printing from those keys alone must give the same bytes as from full views."""
+    import random
+
+    from minislurm.cli.fmt.squeue import LETTERS, job_fields, view_keys
+    rnd = random.Random(9)
+    states = ["PENDING", "RUNNING", "COMPLETED", "FAILED", "TIMEOUT", "COMPLETING", "CANCELLED"]
+
+    def some_job(i):
+        array = rnd.random() < 0.3
+        return job(i, rnd.choice(states), name=rnd.choice(["a", "train", "x" * 12]), user=rnd.choice(["al", "bo"]),
+                   array_job_id=100 + i % 3 if array else None, array_task_id=i % 5 if array else None,
+                   array_max_tasks=rnd.choice([None, 2]), partition=rnd.choice(["gpu", "debug"]),
+                   reason=rnd.choice(["None", "Priority", "Resources"]), priority=rnd.randint(0, 9),
+                   start_time=rnd.choice([None, NOW - rnd.randint(1, 99999)]), end_time=rnd.choice([None, NOW - 5]),
+                   time_limit=rnd.choice([None, 60.0, 3600.0]), num_nodes=rnd.randint(1, 3), num_cpus=rnd.randint(1, 64),
+                   nodes=rnd.choice(["", "gpu01", "gpu[01-02]"]), expected_start=rnd.choice([None, NOW + 60]),
+                   account="research", qos="normal", uid=1000, nice=0, mem_per_node=4096, gres="gpu:4",
+                   dependency=None, reservation=None, req_nodes="", exc_nodes="", sched_nodes="", batch_host=None,
+                   work_dir="/w", command="/w/a.sh")
+
+    jobs = [some_job(i) for i in range(1, 60)]
+    letters, sorts = "".join(LETTERS), "ijPtTpQuaDCSVMleN"
+    for fmt, sort in [(" ".join(f"%.9{c}" for c in letters), None), ("%i", ",".join(sorts)),
+                      *((f"%10{c}", f"-{s}") for c, s in zip(letters, sorts * 3))]:
+        _, fields = job_fields(fmt)
+        keys = view_keys(fields, sort)
+        projected = [{k: j[k] for k in keys if k in j} for j in jobs]
+        assert format_jobs(projected, fmt=fmt, sort=sort, now=NOW) == format_jobs(jobs, fmt=fmt, sort=sort, now=NOW)

@@ -141,3 +141,37 @@ def test_scontrol_show_hostnames(live):
     assert (r.returncode, r.stdout) == (0, "gpu01\ngpu02\n")
     r = live.run("scontrol", "show", "hostnames", env={"SLURM_JOB_NODELIST": "gpu[01,03-04]"})
     assert r.stdout == "gpu01\ngpu03\ngpu04\n"
+
+
+def test_the_columns_squeue_asks_for_are_the_full_views_values(live, scene):
+    """``GET /jobs?fields=`` (squeue's fast path) must give each job exactly the values of its
+    full view, for every key, with finished, running, pending, held and array jobs about."""
+    held = live.sbatch("--hold", "-J", "held", "-d", f"afterok:{scene[1]}", "--wrap", "true")
+    array = live.sbatch("--array=1-3%2", "-o", "/dev/null", "--hold", "--wrap", "true")
+    try:
+        full = {j["job_id"]: j for j in live.api.call("GET", "/jobs", query={"states": ""})["jobs"]}
+        keys = sorted({k for view in full.values() for k in view})
+        reply = live.api.call("GET", "/jobs", query={"fields": ",".join(keys + ["no_such_key"])})
+        assert reply["count"] == len(full) and reply["fields"] == keys + ["no_such_key"]
+        columns = [c if isinstance(c, list) else [c["all"]] * reply["count"] for c in reply["columns"]]
+        assert {"all": None} == reply["columns"][-1]  # an unknown key reads as None
+        for row in zip(*columns):
+            view = full[row[0 if keys[0] == "job_id" else keys.index("job_id")]]
+            assert {k: v for k, v in zip(keys, row) if k in view} == view
+            assert all(v is None for k, v in zip(keys, row) if k not in view)  # e.g. no stdout
+        assert {held, array} <= set(full)
+    finally:
+        live.run("scancel", str(held), str(array))
+
+
+def test_other_users_control_characters_print_escaped(live):
+    """A job name with a newline or an escape sequence no longer reaches the terminal raw
+    (Slurm 22.05 prints both raw, see the module docstring of minislurm/cli/fmt/fields.py)."""
+    red = live.sbatch("-J", "\x1b[31mred", "--hold", "--wrap", "true")
+    two = live.sbatch("-J", "a\nb", "--hold", "--wrap", "true")
+    try:
+        assert live.run("squeue", "-h", "-j", str(red), "-o", "%i|%j|").stdout == f"{red}|\\x1b[31mred|\n"
+        assert live.run("sacct", "-X", "-n", "-P", "-j", str(two), "-o", "JobID,JobName").stdout == f"{two}|a\\nb\n"
+        assert live.run("scontrol", "show", "job", str(two)).stdout.startswith(f"JobId={two} JobName=a\\nb\n")
+    finally:
+        live.run("scancel", str(red), str(two))

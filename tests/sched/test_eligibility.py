@@ -139,6 +139,17 @@ def test_more_nodes_than_max_nodes_pends_with_partition_node_limit(lab):
     assert one.state is JobState.RUNNING
 
 
+def test_more_cpus_than_the_partition_has_pends_with_partition_config(lab):
+    """As Slurm 22.05 on the twin (2 nodes of 8 CPUs): -N 16 is PartitionNodeLimit, -N 17 and
+    -N 999999 (more CPUs than the partition's 16) are PartitionConfig."""
+    c = lab(nodes=2, cpus=8)
+    sixteen, seventeen, huge = c.submit(0, nodes=16), c.submit(0, nodes=17), c.submit(0, nodes=999_999)
+    wide = c.submit(0, nodes=2, cpus=9)
+    c.run(0)
+    assert c.reason(sixteen) == "PartitionNodeLimit"
+    assert c.reason(seventeen) == c.reason(huge) == c.reason(wide) == "PartitionConfig"
+
+
 def test_more_nodes_than_the_partition_has_pends_with_partition_node_limit(lab):
     c = lab(nodes=2)
     three = c.submit(0, nodes=3)

@@ -10,23 +10,54 @@ Behaviour reproduced (from the commands' print code, not copied):
   width; right-justified ones only when the field allows cutting (node lists and
   squeue's times do not), and then the *leading* characters are kept;
 * width 0 means "as wide as the value", with no padding.
+
+Where minislurm differs, on purpose (a shared cluster prints other users' text):
+
+* a width over :data:`MAX_WIDTH` is refused (``ValueError``).  Slurm pads to any width and,
+  past a few million columns, crashes (22.05: ``squeue -o %999999999i`` dies of SIGSEGV; widths
+  up to millions print megabytes per line), so a huge width could only hang or flood a terminal;
+* control characters in a value (a job name with a newline or an ANSI escape sequence, which
+  Slurm prints raw) are shown escaped, ``\\n`` or ``\\x1b``: see :func:`printable`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import namedtuple
 from datetime import datetime
 
 from minislurm.core.timefmt import INFINITE
 
+MAX_WIDTH = 1024  # the widest field a format may ask for (see the module docstring)
 
-@dataclass(frozen=True)
-class Field:
-    letter: str
-    width: int = 0
-    right: bool = False
-    suffix: str = ""
-    grow: bool = False  # sinfo's "#": width is set from the data
+# Characters that would act on the terminal instead of showing: C0 controls, DEL, C1 controls
+# (0x80-0x9f: some terminals read 0x9b as CSI), the Unicode line and paragraph separators, and
+# the bidirectional overrides and isolates that can make text read differently than it is.
+_ESCAPES = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7f, 0xa0)]}
+_ESCAPES.update({0x09: "\\t", 0x0a: "\\n", 0x0d: "\\r"})
+_ESCAPES.update({c: f"\\u{c:04x}" for c in (0x061c, 0x200e, 0x200f, 0x2028, 0x2029,
+                                              *range(0x202a, 0x202f), *range(0x2066, 0x206a))})
+
+
+def printable(text: str) -> str:
+    """``text`` with the characters that would drive the terminal written as escapes.
+
+    Job names, paths and comments come from other users; Slurm prints them as they are, so a
+    name like ``$'\\e[2J'`` clears the screen of whoever runs ``squeue``, and one with a newline
+    forges a line of output.  Here ``\\n``, ``\\t``, ``\\r`` and ``\\xHH``/``\\uHHHH`` stand in for
+    them (a backslash itself is left alone, so plain names print exactly as in Slurm).
+    """
+    return text if text.isprintable() else text.translate(_ESCAPES)
+
+
+def check_width(width: int) -> int:
+    if width > MAX_WIDTH:
+        raise ValueError(f"field width {width} is too large (at most {MAX_WIDTH})")
+    return width
+
+
+# One ``%`` field: letter, width, right-justified, suffix, and sinfo's "#" (width set from the
+# data).  A named tuple, not a dataclass: dataclasses costs every command ~5 ms of imports.
+Field = namedtuple("Field", "letter width right suffix grow", defaults=(0, False, "", False))
 
 
 def parse_format(fmt: str) -> tuple[str, list[Field]]:
@@ -49,7 +80,7 @@ def parse_format(fmt: str) -> tuple[str, list[Field]]:
             i += 1
         if i >= len(token):
             raise ValueError(f"Invalid format specification: %{token}")
-        fields.append(Field(token[i], int(digits or 0), right, token[i + 1:], grow))
+        fields.append(Field(token[i], check_width(int(digits or 0)), right, token[i + 1:], grow))
     return prefix, fields
 
 
@@ -68,7 +99,7 @@ def render(prefix: str, fields: list[Field], value) -> str:
     out = [prefix]
     for f in fields:
         text, cut = value(f)
-        out.append(cell(text, f.width, f.right, cut) + f.suffix)
+        out.append(cell(printable(text), f.width, f.right, cut) + f.suffix)
     return "".join(out)
 
 

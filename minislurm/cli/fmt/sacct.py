@@ -16,13 +16,17 @@ Behaviour reproduced from src/sacct and src/common/print_fields.c:
   Timelimit empty.
 
 sacct has no ``Restarts`` field: each requeued run is its own record (``sacct -D``).
+
+Two safety differences from Slurm, shared with squeue (:mod:`minislurm.cli.fmt.fields`):
+control characters in values (a job name with a newline or an escape sequence) print escaped,
+and a ``%N`` width over ``MAX_WIDTH`` is refused.
 """
 
 from __future__ import annotations
 
 from typing import Callable
 
-from minislurm.cli.fmt.fields import mem_units, timestamp
+from minislurm.cli.fmt.fields import check_width, mem_units, printable, timestamp
 from minislurm.core.timefmt import format_elapsed
 
 DEFAULT_FIELDS = ["JobID", "JobName", "Partition", "Account", "AllocCPUS", "State", "ExitCode"]
@@ -119,6 +123,7 @@ def parse_fields(names: list[str]) -> list[tuple[str, int, Callable]]:
         size = match[1]
         if pct and width.lstrip("-").isdigit() and int(width):
             size = int(width)
+            check_width(abs(size))
         out.append((match[0], size, match[2]))
     return out
 
@@ -140,11 +145,11 @@ def format_records(records: list[dict], *, fields: list[str] | None = None, pars
         if not noheader:
             lines.append("|".join(name for name, _, _ in cols) + end)
         for r in records:
-            lines.append("|".join(fn(r, now) for _, _, fn in cols) + end)
+            lines.append("|".join(printable(fn(r, now)) for _, _, fn in cols) + end)
     else:
         if not noheader:
             lines.append("".join(f"{name[:abs(s)]:{'>' if s > 0 else '<'}{abs(s)}} " for name, s, _ in cols))
             lines.append("".join("-" * abs(s) + " " for _, s, _ in cols))
         for r in records:
-            lines.append("".join(_cell(fn(r, now), s) for _, s, fn in cols))
+            lines.append("".join(_cell(printable(fn(r, now)), s) for _, s, fn in cols))
     return "".join(line + "\n" for line in lines)

@@ -10,13 +10,16 @@ Optional view keys read besides the TypedDicts: job ``uid``, ``gid``, ``group``,
 ``array_max_tasks``, ``array_task_str``, ``alloc_mem``; node ``arch``, ``os``, ``addr``,
 ``sockets``, ``cores_per_socket``, ``threads_per_core``, ``reason_user``, ``reason_time``,
 ``boot_time``, ``slurmd_start_time``, ``last_busy``; partition ``total_mem`` (MB).
+
+Unlike Slurm, control characters in a value (a job name with a newline or an escape
+sequence) print escaped: see :func:`minislurm.cli.fmt.fields.printable`.
 """
 
 from __future__ import annotations
 
 import time
 
-from minislurm.cli.fmt.fields import mem_units, timestamp
+from minislurm.cli.fmt.fields import mem_units, printable, timestamp
 from minislurm.core.hostlist import compress, expand
 from minislurm.core.timefmt import format_elapsed
 
@@ -24,7 +27,7 @@ IND = "\n   "
 
 
 def _record(lines: list[str]) -> str:
-    return IND.join(lines) + "\n\n"
+    return IND.join(printable(line) for line in lines) + "\n\n"
 
 
 def _time(epoch: float | None) -> str:

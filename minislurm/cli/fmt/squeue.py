@@ -10,11 +10,17 @@ Pending tasks of one job array (same name and partition) collapse into one line,
 ``1080_[5-1024]``, with the ``%N`` throttle appended when the view carries
 ``array_max_tasks``; running tasks print as ``1080_1``.  Optional JobView keys read here
 besides the TypedDict ones: ``uid``, ``qos``, ``array_max_tasks``.
+
+Built for a full queue: squeue asks the controller only for the keys its format and sort read
+(:func:`view_keys`), sorts positions by precomputed keys, and formats column by column
+(:mod:`minislurm.cli.fmt.columns`); the bytes are those of the plain per-job way.
 """
 
 from __future__ import annotations
 
-from minislurm.cli.fmt.fields import Field, ctime, mem_units, natural_key, parse_format, render, secs, timestamp
+from minislurm.cli.fmt.columns import Key, Via, cells, or_text, values
+from minislurm.cli.fmt.fields import (Field, check_width, ctime, mem_units, natural_key, parse_format, render, secs,
+                                      timestamp)
 from minislurm.core.hostlist import compress, expand
 from minislurm.core.states import JobState
 
@@ -27,11 +33,11 @@ NO_VAL = 0xFFFFFFFE
 _REASON_STATES = {"PENDING", "TIMEOUT", "OUT_OF_MEMORY", "DEADLINE", "FAILED"}
 
 
+_CODES = {s.name: s.code for s in JobState}
+
+
 def _code(state: str) -> str:
-    try:
-        return JobState[state].code
-    except KeyError:
-        return state[:2]
+    return _CODES.get(state) or state[:2]
 
 
 def _used(j: dict, now: float) -> float:
@@ -85,47 +91,59 @@ def _per_node_cpus(j: dict) -> str:
 
 
 # letter -> (header, value(job, now) -> text, cut).  Headers come from squeue's print.c.
+# ``cut`` None: the value is (text, cut).
 LETTERS: dict[str, tuple] = {
-    "a": ("ACCOUNT", lambda j, n: j.get("account", ""), True),
-    "A": ("JOBID", lambda j, n: str(j["job_id"]), True),
-    "b": ("TRES_PER_NODE", lambda j, n: f"gres/{j['gres']}" if j.get("gres") else "N/A", True),
-    "B": ("EXEC_HOST", lambda j, n: j.get("batch_host") or "n/a", True),
+    "a": ("ACCOUNT", Key("account", ""), True),
+    "A": ("JOBID", Key("job_id", None, str), True),
+    "b": ("TRES_PER_NODE", Key("gres", None, lambda g: f"gres/{g}" if g else "N/A"), True),
+    "B": ("EXEC_HOST", Key("batch_host", None, or_text("n/a")), True),
     "c": ("MIN_CPUS", lambda j, n: _per_node_cpus(j), True),
-    "C": ("CPUS", lambda j, n: str(j.get("num_cpus", 0)), True),
-    "D": ("NODES", lambda j, n: str(j.get("num_nodes", 0)), True),
+    "C": ("CPUS", Key("num_cpus", 0, str), True),
+    "D": ("NODES", Key("num_nodes", 0, str), True),
     "e": ("END_TIME", _end, True),
-    "E": ("DEPENDENCY", lambda j, n: j.get("dependency") or "(null)", True),
+    "E": ("DEPENDENCY", Key("dependency", None, or_text("(null)")), True),
     "F": ("ARRAY_JOB_ID", lambda j, n: str(j.get("array_job_id") or j["job_id"]), True),
     "i": ("JOBID", lambda j, n: _job_id(j), True),
-    "j": ("NAME", lambda j, n: j.get("name", ""), True),
+    "j": ("NAME", Key("name", ""), True),
     "K": ("ARRAY_TASK_ID", lambda j, n: j.get("array_task_str") or (
         "N/A" if j.get("array_task_id") is None else str(j["array_task_id"])), True),
     "l": ("TIME_LIMIT", lambda j, n: _limit(j), False),
     "L": ("TIME_LEFT", _left, False),
-    "m": ("MIN_MEMORY", lambda j, n: mem_units(max(j.get("mem_per_node", 0), 0)), True),
-    "M": ("TIME", lambda j, n: secs(_used(j, n)), False),
-    "n": ("REQ_NODES", lambda j, n: j.get("req_nodes") or "", False),
-    "N": ("NODELIST", lambda j, n: compress(expand(j.get("nodes") or "")), False),
-    "o": ("COMMAND", lambda j, n: j.get("command") or "(null)", True),
-    "p": ("PRIORITY", lambda j, n: f"{j.get('priority', 0) / 0xFFFFFFFF:16.14f}", True),
-    "P": ("PARTITION", lambda j, n: j.get("partition", ""), True),
-    "q": ("QOS", lambda j, n: j.get("qos", "normal"), True),
-    "Q": ("PRIORITY", lambda j, n: str(j.get("priority", 0)), True),
-    "r": ("REASON", lambda j, n: j.get("reason") or "None", True),
+    "m": ("MIN_MEMORY", Key("mem_per_node", 0, lambda mb: mem_units(max(mb, 0))), True),
+    "M": ("TIME", Via(_used, secs), False),
+    "n": ("REQ_NODES", Key("req_nodes", None, or_text("")), False),
+    "N": ("NODELIST", Key("nodes", None, lambda nodes: compress(expand(nodes or ""))), False),
+    "o": ("COMMAND", Key("command", None, or_text("(null)")), True),
+    "p": ("PRIORITY", Key("priority", 0, lambda p: f"{p / 0xFFFFFFFF:16.14f}"), True),
+    "P": ("PARTITION", Key("partition", ""), True),
+    "q": ("QOS", Key("qos", "normal"), True),
+    "Q": ("PRIORITY", Key("priority", 0, str), True),
+    "r": ("REASON", Key("reason", None, or_text("None")), True),
     "R": ("NODELIST(REASON)", lambda j, n: _reason_list(j), None),
-    "S": ("START_TIME", lambda j, n: timestamp(_start(j)), True),
-    "t": ("ST", lambda j, n: _code(j.get("state", "")), True),
-    "T": ("STATE", lambda j, n: j.get("state", ""), True),
-    "u": ("USER", lambda j, n: j.get("user", ""), True),
-    "U": ("UID", lambda j, n: str(j.get("uid", 0)), True),
-    "v": ("RESERVATION", lambda j, n: j.get("reservation") or "(null)", True),
-    "V": ("SUBMIT_TIME", lambda j, n: timestamp(j.get("submit_time")), True),
-    "x": ("EXC_NODES", lambda j, n: j.get("exc_nodes") or "", False),
-    "y": ("NICE", lambda j, n: str(j.get("nice", 0)), True),
-    "Y": ("SCHEDNODES", lambda j, n: j.get("sched_nodes") or "(null)", False),
-    "Z": ("WORK_DIR", lambda j, n: j.get("work_dir") or "(null)", True),
+    "S": ("START_TIME", Via(lambda j, n: _start(j), timestamp), True),
+    "t": ("ST", Key("state", "", _code), True),
+    "T": ("STATE", Key("state", ""), True),
+    "u": ("USER", Key("user", ""), True),
+    "U": ("UID", Key("uid", 0, str), True),
+    "v": ("RESERVATION", Key("reservation", None, or_text("(null)")), True),
+    "V": ("SUBMIT_TIME", Key("submit_time", None, timestamp), True),
+    "x": ("EXC_NODES", Key("exc_nodes", None, or_text("")), False),
+    "y": ("NICE", Key("nice", 0, str), True),
+    "Y": ("SCHEDNODES", Key("sched_nodes", None, or_text("(null)")), False),
+    "Z": ("WORK_DIR", Key("work_dir", None, or_text("(null)")), True),
 }
 _UNCUT_HEADERS = {"N", "Y", "R"}
+
+# The view keys each letter (of a format or of -S) reads, besides _ALWAYS: what squeue asks the
+# controller for (``GET /jobs?fields=``) instead of every key of every job.
+_ALWAYS = ("job_id", "display_id", "array_job_id", "array_task_id", "array_max_tasks", "name", "partition",
+           "state", "reason", "start_time", "expected_start")  # array collapsing, -S, the start pre-sort
+_KEYS_OF = {"a": "account", "b": "gres", "B": "batch_host", "c": "num_cpus num_nodes", "C": "num_cpus",
+            "D": "num_nodes", "e": "time_limit end_time", "E": "dependency", "l": "time_limit",
+            "L": "time_limit end_time", "m": "mem_per_node", "M": "end_time", "n": "req_nodes", "N": "nodes",
+            "o": "command", "p": "priority", "q": "qos", "Q": "priority", "R": "nodes", "u": "user", "U": "uid",
+            "v": "reservation", "V": "submit_time", "x": "exc_nodes", "y": "nice", "Y": "sched_nodes",
+            "Z": "work_dir"}
 
 # -O/--Format long names (a subset) -> letters
 LONG_NAMES = {
@@ -150,7 +168,7 @@ def parse_long_format(spec: str) -> list[Field]:
         right = rest.startswith(".")
         rest = rest[1:] if right else rest
         digits = "".join(c for c in rest[: len(rest) - len(rest.lstrip("0123456789"))])
-        fields.append(Field(letter, int(digits) if digits else 20, right, rest[len(digits):]))
+        fields.append(Field(letter, check_width(int(digits)) if digits else 20, right, rest[len(digits):]))
     return fields
 
 
@@ -212,36 +230,36 @@ def _start_key(j: dict, now: float) -> float:
 _SORT_KEYS = {
     "i": lambda j, n: (j.get("array_job_id") or j["job_id"], NO_VAL if j.get("array_task_id") is None
                        else j["array_task_id"]),
-    "j": lambda j, n: j.get("name", ""), "P": lambda j, n: j.get("partition", ""),
-    "t": lambda j, n: _code(j.get("state", "")), "T": lambda j, n: j.get("state", ""),
-    "p": lambda j, n: j.get("priority", 0), "Q": lambda j, n: j.get("priority", 0),
-    "u": lambda j, n: j.get("user", ""), "a": lambda j, n: j.get("account", ""),
-    "D": lambda j, n: j.get("num_nodes", 0), "C": lambda j, n: j.get("num_cpus", 0),
-    "S": _start_key, "V": lambda j, n: j.get("submit_time") or 0, "M": lambda j, n: _used(j, n),
-    "l": lambda j, n: NO_VAL if j.get("time_limit") is None else j["time_limit"],
-    "e": lambda j, n: j.get("end_time") or 0,
-    "N": lambda j, n: natural_key((expand(j.get("nodes") or "") or [""])[0]),
+    "j": Key("name", ""), "P": Key("partition", ""), "t": Key("state", "", _code), "T": Key("state", ""),
+    "p": Key("priority", 0), "Q": Key("priority", 0), "u": Key("user", ""), "a": Key("account", ""),
+    "D": Key("num_nodes", 0), "C": Key("num_cpus", 0),
+    "S": _start_key, "V": Key("submit_time", None, lambda t: t or 0), "M": lambda j, n: _used(j, n),
+    "l": Key("time_limit", None, lambda t: NO_VAL if t is None else t),
+    "e": Key("end_time", None, lambda t: t or 0),
+    "N": Key("nodes", None, lambda nodes: natural_key((expand(nodes or "") or [""])[0])),
 }
 
 
 def sort_jobs(jobs: list[dict], spec: str, now: float) -> list[dict]:
-    """squeue's ``-S``: keys applied last to first, each a stable sort; ``-`` = descending."""
-    jobs = sorted(jobs, key=lambda j: _start_key(j, now), reverse=True)
+    """squeue's ``-S``: keys applied last to first, each a stable sort; ``-`` = descending.
+    (Positions are sorted by precomputed keys: the same order as sorting the jobs themselves.)"""
+    order = list(range(len(jobs)))
+    first = [_start_key(j, now) for j in jobs]
+    order.sort(key=first.__getitem__, reverse=True)
     for i in range(len(spec) - 1, -1, -1):
         c = spec[i]
         if c in ",+-":
             continue
         if c not in _SORT_KEYS:
             raise ValueError(f"Invalid sort specification: {c}")
-        jobs = sorted(jobs, key=lambda j: _SORT_KEYS[c](j, now), reverse=i > 0 and spec[i - 1] == "-")
-    return jobs
+        keys = values(_SORT_KEYS[c], jobs, now)
+        order.sort(key=keys.__getitem__, reverse=i > 0 and spec[i - 1] == "-")
+    return [jobs[i] for i in order]
 
 
-def format_jobs(jobs: list[dict], *, fmt: str | None = None, long: bool = False, start: bool = False,
-                noheader: bool = False, now: float, sort: str | None = None, array: bool = False,
-                long_format: str | None = None) -> str:
-    """The text squeue prints.  ``fmt`` is ``-o``, ``long_format`` is ``-O``, ``sort`` is ``-S``,
-    ``array`` is ``-r`` (one line per array task)."""
+def job_fields(fmt: str | None = None, *, long: bool = False, start: bool = False,
+               long_format: str | None = None) -> tuple[str, list[Field]]:
+    """The prefix and fields of the format squeue will print; ValueError names a bad one."""
     if long_format is not None:
         prefix, fields = "", parse_long_format(long_format)
     else:
@@ -249,6 +267,23 @@ def format_jobs(jobs: list[dict], *, fmt: str | None = None, long: bool = False,
     for f in fields:
         if f.letter not in LETTERS:
             raise ValueError(f"Invalid job format specification: {f.letter}")
+    return prefix, fields
+
+
+def view_keys(fields: list[Field], sort: str | None = None) -> list[str]:
+    """The JobView keys that printing ``fields`` in the order ``sort`` reads."""
+    keys = dict.fromkeys(_ALWAYS)
+    for letter in [f.letter for f in fields] + list(sort or DEFAULT_SORT):
+        keys.update(dict.fromkeys(_KEYS_OF.get(letter, "").split()))
+    return list(keys)
+
+
+def format_jobs(jobs: list[dict], *, fmt: str | None = None, long: bool = False, start: bool = False,
+                noheader: bool = False, now: float, sort: str | None = None, array: bool = False,
+                long_format: str | None = None) -> str:
+    """The text squeue prints.  ``fmt`` is ``-o``, ``long_format`` is ``-O``, ``sort`` is ``-S``,
+    ``array`` is ``-r`` (one line per array task)."""
+    prefix, fields = job_fields(fmt, long=long, start=start, long_format=long_format)
     if start:
         jobs = [j for j in jobs if j.get("state") == "PENDING"]
     if not array:
@@ -259,13 +294,9 @@ def format_jobs(jobs: list[dict], *, fmt: str | None = None, long: bool = False,
         if long:
             lines.append(ctime(now))
         lines.append(render(prefix, fields, lambda f: (LETTERS[f.letter][0], f.letter not in _UNCUT_HEADERS)))
-
-    def value(job):
-        def one(f):
-            _, fn, cut = LETTERS[f.letter]
-            out = fn(job, now)
-            return out if cut is None else (out, cut)
-        return one
-
-    lines.extend(render(prefix, fields, value(j)) for j in jobs)
+    if fields:
+        columns = (cells(LETTERS[f.letter][1], LETTERS[f.letter][2], f, jobs, now) for f in fields)
+        lines.extend(prefix + "".join(row) for row in zip(*columns))
+    else:
+        lines.extend(prefix for _ in jobs)
     return "".join(line + "\n" for line in lines)
