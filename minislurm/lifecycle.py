@@ -7,6 +7,7 @@ outlives the command."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 
@@ -24,3 +25,28 @@ async def until_stopped(exit_with_parent: bool = False, every: float = 1.0) -> N
         except asyncio.TimeoutError:
             if os.getppid() != parent:  # orphaned: the parent has gone
                 return
+
+
+class Background:
+    """The tasks a daemon starts and does not wait for: kept until they finish (the event loop
+    holds only weak references to tasks, so an unowned one can vanish mid-way) and a failure
+    logged with its traceback, never lost in silence."""
+
+    def __init__(self, log: logging.Logger):
+        self.log = log
+        self._tasks: set[asyncio.Task] = set()
+
+    def spawn(self, coro) -> asyncio.Task:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+        return task
+
+    def _done(self, task: asyncio.Task) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            self.log.error("background task %s failed", task.get_coro().__qualname__, exc_info=task.exception())
+
+    def cancel_all(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()

@@ -36,6 +36,7 @@ from minislurm.ctld.auth import Signer
 from minislurm.ctld.jobs import Live, job_from_dict, job_to_dict
 from minislurm.ctld.running import RunningJobs
 from minislurm.ctld.store import Store
+from minislurm.lifecycle import Background
 from minislurm.sched import priority
 from minislurm.sched.schedule import schedule
 from minislurm.sched.submit import NeverRuns, build_jobs
@@ -77,7 +78,7 @@ class Controller(RunningJobs):
         self.fairshare = None  # a FairShareBook, with priority/multifactor
         self._pass_due = False
         self._changed = asyncio.Event()
-        self._tasks: set[asyncio.Task] = set()
+        self.background = Background(log)
         self.started_at = clock()
         self.slurm_user = pwd.getpwuid(os.geteuid()).pw_name  # SlurmUser: sets reasons itself
 
@@ -99,8 +100,7 @@ class Controller(RunningJobs):
         self.request_pass()
 
     async def stop(self) -> None:
-        for t in list(self._tasks):
-            t.cancel()
+        self.background.cancel_all()
         for handles in self._timers.values():
             for h in handles:
                 h.cancel()
@@ -284,15 +284,7 @@ class Controller(RunningJobs):
     # -- background work ----------------------------------------------------------------
     def spawn(self, coro) -> asyncio.Task:
         """Run ``coro`` as a task the controller owns: kept until done, its failure logged."""
-        task = asyncio.get_running_loop().create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._task_done)
-        return task
-
-    def _task_done(self, task: asyncio.Task) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("background task %s failed", task.get_coro().__qualname__, exc_info=task.exception())
+        return self.background.spawn(coro)
 
     @staticmethod
     async def every(seconds: float, work, *, first_after: bool = False) -> None:

@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from minislurm.lifecycle import Background
+
 log = logging.getLogger("minislurm.ctld")
 
 SCHEMA = """
@@ -79,6 +81,7 @@ class Store:
         self.commits = 0
         self.failure: str | None = None  # why the last commit failed, until one succeeds
         self.commit_delay = float(os.environ.get(COMMIT_DELAY_ENV) or 0)
+        self._background = Background(log)
 
     # -- reads (start-up and queries; the loop thread) --------------------------------
     def _read(self, sql: str, params: tuple = ()) -> list[tuple]:
@@ -168,7 +171,7 @@ class Store:
         loop = asyncio.get_running_loop()
         if self._flushing is None:
             self._flushing = loop.create_future()
-            loop.create_task(self._flush_loop())
+            self._background.spawn(self._flush_loop())
             await asyncio.shield(self._flushing)
             return
         if self._next is None:
@@ -183,7 +186,7 @@ class Store:
     def flush_soon(self) -> None:
         """Start a commit of what is queued, without waiting for it (actions run after it)."""
         if self.dirty:
-            asyncio.get_running_loop().create_task(self.commit())
+            self._background.spawn(self.commit())
 
     async def _flush_loop(self) -> None:
         loop = asyncio.get_running_loop()

@@ -29,6 +29,7 @@ from aiohttp import web
 
 from minislurm.core.patterns import default_output, expand_pattern
 from minislurm.ctld.auth import INVALID_CREDENTIAL, AuthError, CredentialError, Signer
+from minislurm.lifecycle import Background
 from minislurm.slurmd import env as slurm_env
 from minislurm.slurmd import spool as spooldir
 from minislurm.slurmd.proc import ProcessSet, become_subreaper, reap_orphans
@@ -62,6 +63,7 @@ class NodeAgent:
         self.runs = Runs(name)
         self.unreported: dict[tuple[int, int], tuple[int, int]] = {}
         self.boot_time = time.time()
+        self.background = Background(log)
         self._session: aiohttp.ClientSession | None = None
 
     # -- talking to the controller -----------------------------------------------------
@@ -148,10 +150,9 @@ class NodeAgent:
         local = self.runs.open(job_id, inc)
         local.batch, local.stderr_fd = started.proc, started.stderr_fd
         local.roots.procs.append(started.proc)
-        loop = asyncio.get_running_loop()
-        loop.create_task(self._watch_batch(local))
+        self.background.spawn(self._watch_batch(local))
         if terminated:
-            loop.create_task(local.roots.stop(0))
+            self.background.spawn(local.roots.stop(0))
         return {"ok": True}
 
     async def _watch_batch(self, job: LocalJob) -> None:
@@ -186,7 +187,7 @@ class NodeAgent:
             except OSError:
                 pass
         job.stopping = True
-        asyncio.get_running_loop().create_task(job.roots.stop(kill_wait))
+        self.background.spawn(job.roots.stop(kill_wait))
         if job.batch is None:
             self.runs.forget(job)
         return {"ok": True, "known": True}
@@ -303,5 +304,5 @@ async def serve(agent: NodeAgent, port: int = 0) -> web.AppRunner:
     site = web.TCPSite(runner, agent.bind, port, reuse_address=True)
     await site.start()
     agent.port = site._server.sockets[0].getsockname()[1]
-    asyncio.get_running_loop().create_task(agent.register())
+    agent.background.spawn(agent.register())
     return runner
