@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-unit test-labs test-book book bench grade-demo grader-image real-slurm clean
+.PHONY: demo test test-unit test-labs test-book book bench grade-demo grader-image cluster-image real-slurm clean
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -73,6 +73,13 @@ grade-demo: $(STAMP)
 # engine and debootstrap).  Once it exists, `grade run` uses it by default.
 grader-image: $(STAMP)
 	docker/grader/build.sh
+
+# The image of minislurm's docker cluster (docker/minislurm/build.sh: the controller, node and
+# login roles in one image, built with no network from the debootstrapped base and .venv's
+# wheels; root and a running Docker engine).  `minislurm cluster up --docker` builds it too
+# when it is missing.
+cluster-image: $(STAMP)
+	docker/minislurm/build.sh
 
 # The real-Slurm twin (docker/slurm): Debian's Slurm 22.05 in containers, a controller, nodes c1
 # and c2 (4 fake GPUs each) and a login node.  Builds the image (cached when unchanged) and starts

@@ -1,4 +1,7 @@
-"""``minislurm cluster up|down|status``: a local lab cluster that keeps running in the background.
+"""``minislurm cluster up|down|status``: a lab cluster that keeps running in the background.
+
+Local (the default: processes of this machine) or, with ``--docker``, containers
+(:mod:`minislurm.cli.cluster_docker`, which also has ``cluster shell`` and ``cluster add-users``).
 
 ``up`` on a folder that already holds a cluster resumes it (its slurm.conf, key, port and
 saved state; only daemons that are not running are started) and never writes a new key, so
@@ -162,16 +165,40 @@ def status(args) -> int:
 
 
 def main(argv: list[str]) -> int:
-    p = ArgumentParser(prog="minislurm cluster", description="start, inspect or stop a local cluster")
+    from minislurm.cli import cluster_docker as dock
+    p = ArgumentParser(prog="minislurm cluster", description="start, inspect or stop a lab cluster")
     sub = p.add_subparsers(dest="action", required=True)
     u = sub.add_parser("up", help="start the controller and node agents in the background")
     u.add_argument("--nodes", type=int, help=f"default {SHAPE['nodes']}")
     u.add_argument("--gpus-per-node", type=int, help=f"default {SHAPE['gpus_per_node']}")
     u.add_argument("--cpus-per-node", type=int, help=f"default {SHAPE['cpus_per_node']}")
     u.add_argument("--mem", type=int, help=f"MB per node, default {SHAPE['mem']}")
-    u.add_argument("--conf", help="a slurm.conf to use instead of the flags")
+    u.add_argument("--conf", help="a slurm.conf to use instead of the flags (local clusters)")
     u.add_argument("--netns", action="store_true", help="each agent in its own network namespace (root)")
-    for s in (u, sub.add_parser("down", help="stop everything"), sub.add_parser("status")):
-        s.add_argument("--dir", default=str(DEFAULT_DIR), help=f"cluster folder (default {DEFAULT_DIR})")
+    u.add_argument("--gpu", action="store_true", help="--docker: each node gets its own NVIDIA GPUs of this host")
+    u.add_argument("--jupyter-port", type=int, help="--docker: JupyterLab on the login node, on this port of 127.0.0.1")
+    down_p, status_p = sub.add_parser("down", help="stop everything"), sub.add_parser("status")
+    sh = sub.add_parser("shell", help="a shell (or COMMAND) on the docker cluster's login node")
+    sh.add_argument("--user", help="as this user of the cluster (default: the lab user)")
+    sh.add_argument("--node", default="login", help="on this container instead: ctld, gpu01, ... (default login)")
+    sh.add_argument("command", nargs="*", help="a command instead of a login shell")
+    au = sub.add_parser("add-users", help="Unix accounts on the docker cluster, each with a home and a token")
+    au.add_argument("names", nargs="*", metavar="NAME[:UID]")
+    au.add_argument("--file", help="a file of user names (NAME[:UID], blank-separated, # comments)")
+    for s in (u, down_p, status_p):
+        s.add_argument("--docker", action="store_true", help="containers instead of local processes")
+    for s in (u, down_p, status_p, sh, au):
+        s.add_argument("--dir", help=f"cluster folder (default {DEFAULT_DIR}, with --docker {dock.DEFAULT_DIR})")
     args = p.parse_args(argv)
+    if args.action in ("shell", "add-users"):
+        return {"shell": dock.shell, "add-users": dock.add_users}[args.action](args)
+    if args.docker:
+        if args.action == "up" and (args.conf or args.netns):
+            return dock._fail("--conf and --netns are for local clusters (a docker cluster takes its shape from "
+                              "the flags)")
+        shape = {key: default if getattr(args, key, None) is None else getattr(args, key) for key, default in SHAPE.items()}
+        return {"up": lambda a: dock.up(a, shape), "down": dock.down, "status": dock.status}[args.action](args)
+    if args.action == "up" and (args.gpu or args.jupyter_port):
+        return dock._fail("--gpu and --jupyter-port are for docker clusters (add --docker)")
+    args.dir = args.dir or str(DEFAULT_DIR)
     return {"up": up, "down": down, "status": status}[args.action](args)

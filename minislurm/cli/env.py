@@ -1,7 +1,9 @@
 """``eval "$(minislurm env)"``: put the real Slurm command names on PATH, for this shell only.
 
 Installing minislurm never shadows a real Slurm: the names live in the cluster folder's
-``bin/`` and only this opt-in puts them first on PATH.
+``bin/`` and only this opt-in puts them first on PATH.  With ``--docker`` they are the docker
+cluster's: each runs the command on its login node as the lab user (``docker exec``), in the
+folder of the shared /home that matches this shell's, else in the user's home.
 """
 
 from __future__ import annotations
@@ -16,12 +18,32 @@ from minislurm.client import DEFAULT_DIR
 
 def main(argv: list[str]) -> int:
     p = ArgumentParser(prog="minislurm env", description=__doc__.splitlines()[0])
-    p.add_argument("--dir", default=str(DEFAULT_DIR))
+    p.add_argument("--dir", help=f"cluster folder (default {DEFAULT_DIR}; with --docker ~/.minislurm/docker)")
+    p.add_argument("--docker", action="store_true", help="the docker cluster's commands (on its login node)")
     args = p.parse_args(argv)
-    folder = Path(args.dir).resolve()
+    if args.docker:
+        return docker_env(args.dir)
+    folder = Path(args.dir or DEFAULT_DIR).resolve()
     if not (folder / "slurm.conf").exists():
         print(f"minislurm env: error: no cluster in {folder} (run `minislurm cluster up` first)", file=sys.stderr)
         return 1
     print(f"export SLURM_CONF={shlex.quote(str(folder / 'slurm.conf'))}")
     print(f"export PATH={shlex.quote(str(folder / 'bin'))}:\"$PATH\"")
+    return 0
+
+
+def docker_env(folder: str | None) -> int:
+    from minislurm.cluster.docker import DEFAULT_DIR as DOCKER_DIR, DockerCluster
+    from minislurm.cluster.engine import EngineError
+    folder = Path(folder or DOCKER_DIR).absolute()
+    if not DockerCluster.recorded(folder):
+        print(f"minislurm env: error: no docker cluster in {folder} (run `minislurm cluster up --docker` first)",
+              file=sys.stderr)
+        return 1
+    try:
+        bin_dir = DockerCluster.from_dir(folder).write_shims()
+    except EngineError as exc:
+        print(f"minislurm env: error: {exc}", file=sys.stderr)
+        return 1
+    print(f"export PATH={shlex.quote(str(bin_dir))}:\"$PATH\"")
     return 0

@@ -20,10 +20,15 @@ def free_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
+def node_names(nodes: int, prefix: str = "gpu") -> list[str]:
+    """``gpu01``, ``gpu02``, ...: the lab cluster's node names (wider past 99 nodes)."""
+    width = max(2, len(str(nodes)))
+    return [f"{prefix}{i:0{width}d}" for i in range(1, nodes + 1)]
+
+
 def lab_config(nodes: int = 4, gpus_per_node: int = 8, cpus_per_node: int = 32, mem: int = 256_000,
                prefix: str = "gpu", partition: str = "gpu", policy: str = "conservative") -> ClusterConfig:
-    width = max(2, len(str(nodes)))
-    names = [f"{prefix}{i:0{width}d}" for i in range(1, nodes + 1)]
+    names = node_names(nodes, prefix)
     return ClusterConfig(
         cluster_name="minislurm",
         nodes=[NodeConfig(n, cpus=cpus_per_node, real_memory=mem, gpus=gpus_per_node, state="UNKNOWN")
@@ -38,11 +43,23 @@ def lab_config(nodes: int = 4, gpus_per_node: int = 8, cpus_per_node: int = 32, 
     )
 
 
-def write_conf(cfg: ClusterConfig, *, host: str, addr: str, port: int, key_file: str, state_dir: str) -> str:
-    """slurm.conf text with the controller's address, the JWT key and the state directory."""
+def apply_settings(cfg: ClusterConfig, settings: dict) -> None:
+    """Set ``slurmd_timeout=3``, ``kill_wait=1``, ``bf_interval=2``, ...: a ClusterConfig field,
+    or one of its scheduler's."""
+    for key, value in settings.items():
+        target = cfg.sched if hasattr(cfg.sched, key) else cfg
+        if not hasattr(target, key):
+            raise ValueError(f"unknown cluster setting {key!r}")
+        setattr(target, key, value)
+
+
+def write_conf(cfg: ClusterConfig, *, host: str, addr: str | None, port: int, key_file: str, state_dir: str) -> str:
+    """slurm.conf text with the controller's address (``None``: its host name resolves), the
+    JWT key and the state directory."""
     cfg.other = {k: v for k, v in cfg.other.items()
                  if k.lower() not in ("slurmctldhost", "slurmctldport", "authalttypes", "authaltparameters")}
-    cfg.other = {"SlurmctldHost": f"{host}({addr})", "SlurmctldPort": str(port), "AuthAltTypes": "auth/jwt",
+    where = f"{host}({addr})" if addr else host
+    cfg.other = {"SlurmctldHost": where, "SlurmctldPort": str(port), "AuthAltTypes": "auth/jwt",
                  "AuthAltParameters": f"jwt_key={key_file}", **cfg.other}
     cfg.state_save_location = state_dir
     return render_slurm_conf(cfg)

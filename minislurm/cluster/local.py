@@ -21,14 +21,18 @@ import sys
 import time
 from pathlib import Path
 
-from minislurm.client import Client, ClientError
-from minislurm.cluster.confgen import free_port, lab_config, write_conf
+from minislurm.client import Client
+from minislurm.cluster.base import COMMANDS, Cluster, wait_for
+from minislurm.cluster.confgen import apply_settings, free_port, lab_config, write_conf
 from minislurm.core.slurmconf import load
 
-COMMANDS = ("sbatch", "srun", "squeue", "scancel", "sinfo", "sacct", "scontrol", "sprio", "sshare")
+__all__ = ["COMMANDS", "LocalCluster", "stop_process", "wait_for"]
 
 
-class LocalCluster:
+class LocalCluster(Cluster):
+    kind = "local"
+    python = sys.executable
+
     def __init__(self, nodes: int = 4, gpus_per_node: int = 8, cpus_per_node: int = 32, mem: int = 256_000,
                  *, dir: str | Path | None = None, conf: str | Path | None = None, netns: bool = False,
                  policy: str = "conservative", outlive: bool = False, **settings):
@@ -41,9 +45,7 @@ class LocalCluster:
             self.config = load(conf)
         else:
             self.config = lab_config(nodes, gpus_per_node, cpus_per_node, mem, policy=policy)
-        for key, value in settings.items():  # e.g. slurmd_timeout=3, kill_wait=1
-            target = self.config.sched if hasattr(self.config.sched, key) else self.config
-            setattr(target, key, value)
+        apply_settings(self.config, settings)  # e.g. slurmd_timeout=3, kill_wait=1
         self.procs: dict[str, subprocess.Popen] = {}
         self._controller_env: dict[str, str] = {}  # what restart_controller(env=...) adds
         self._adopted: dict[str, int] = {}  # daemons already running when resumed: name -> pid
@@ -199,32 +201,31 @@ class LocalCluster:
     def client(self, token: str | None = None) -> Client:
         return Client(self.conf_path, token)
 
-    def wait_controller(self, timeout: float) -> None:
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if "slurmctld" in self.procs and self.procs["slurmctld"].poll() is not None:
-                raise RuntimeError(f"slurmctld exited; see {self.dir / 'log' / 'slurmctld.log'}")
-            try:
-                self.client().call("GET", "/ping", timeout=1)
-                return
-            except ClientError:
-                time.sleep(0.05)
-        raise TimeoutError("slurmctld did not start")
+    def _controller_gone(self) -> str | None:
+        if "slurmctld" in self.procs and self.procs["slurmctld"].poll() is not None:
+            return f"slurmctld exited; see {self.dir / 'log' / 'slurmctld.log'}"
+        return None
 
-    def wait_nodes(self, timeout: float, state: str = "idle") -> None:
-        api = self.client()
-        wait_for(lambda: all(n["state"] == state and not n["flags"] for n in api.call("GET", "/nodes")["nodes"]),
-                 timeout, f"every node to be {state}")
+    def workdir(self, name: str = "work") -> Path:
+        """``name`` beside the cluster's folder: every "node" is this machine, so any folder will do."""
+        folder = self.dir.parent / name
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
+    def describe(self) -> str:
+        gpus = {n.gpus for n in self.config.nodes}
+        shape = f"{len(self.config.nodes)} nodes x {gpus.pop()} GPUs" if len(gpus) == 1 else \
+            f"{len(self.config.nodes)} nodes"
+        where = "each in its own network namespace" if self.netns else "on this machine"
+        return f"a local cluster: {shape}, the controller and node agents as processes {where}"
 
     def run(self, *argv: str, input: str | None = None, check: bool = False, timeout: float = 120,
             env: dict | None = None, cwd: str | None = None) -> subprocess.CompletedProcess:
-        """Run a command (``sbatch``, ``squeue``, ...) against this cluster."""
         full_env = {**self.env(), **(env or {})}
         return subprocess.run([str(self.dir / "bin" / argv[0]), *argv[1:]], input=input, text=True,
                               capture_output=True, check=check, timeout=timeout, env=full_env, cwd=cwd)
 
     def kill_node(self, name: str) -> None:
-        """Crash a node: its agent and every process it started die at once."""
         proc = self.procs.pop(f"slurmd-{name}")
         stop_process(proc.pid, grace=0, alive=lambda: proc.poll() is None)
         proc.wait(timeout=10)
@@ -240,22 +241,6 @@ class LocalCluster:
             self._net = None
             (self.dir / "netns").unlink(missing_ok=True)
 
-    def __enter__(self) -> "LocalCluster":
-        return self.up()
-
-    def __exit__(self, *exc) -> None:
-        self.down()
-
-
-def wait_for(test, timeout: float, what: str = "a condition", step: float = 0.05):
-    """Poll ``test`` until it returns something true, and return that; TimeoutError after ``timeout`` s."""
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = test()
-        if value:
-            return value
-        time.sleep(step)
-    raise TimeoutError(f"waited {timeout:g} s for {what}")
 
 
 def _group_alive(pid: int) -> bool:

@@ -29,7 +29,7 @@ async def run(args) -> None:
     agent = NodeAgent(args.name, key=load_key(settings.key_file), ctld=args.ctld or f"{addr}:{port}",
                       conf=str(conf.resolve()), cpus=args.cpus or node.cpus, memory=args.memory or node.real_memory,
                       gpus=gpus, gpu_type=node.gpu_type, spool=args.spool or f"/tmp/minislurm-spool/{args.name}",
-                      bind=args.bind)
+                      bind=args.bind, addr=args.addr)
     runner = await serve(agent, args.port)
     logging.getLogger("minislurm.slurmd").info("slurmd %s listening on %s:%s", args.name, agent.bind, agent.port)
     await until_stopped(args.exit_with_parent)
@@ -47,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cpus", type=int)
     p.add_argument("--memory", type=int)
     p.add_argument("--bind", default="127.0.0.1")
+    p.add_argument("--addr", help="the name or address the controller and srun reach this agent at "
+                                   "(Slurm's NodeAddr; default: the --bind address)")
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--spool")
     p.add_argument("--log-file")

@@ -52,13 +52,17 @@ def _os_boot_time() -> float | None:
 class NodeAgent:
     def __init__(self, name: str, *, key: bytes, ctld: str, conf: str | None, cpus: int, memory: int,
                  gpus: int, gpu_type: str | None = None, spool: str | Path = "/tmp/minislurm-spool",
-                 bind: str = "127.0.0.1"):
+                 bind: str = "127.0.0.1", addr: str | None = None):
         self.name, self.ctld, self.conf = name, ctld, conf
         self.signer = Signer(key)
         self.token = self.signer.node_token(name)
         self.cpus, self.memory, self.gpus, self.gpu_type = cpus, memory, gpus, gpu_type
         self.spool = Path(spool)
         self.bind = bind
+        # Where the controller and srun reach this agent (Slurm's NodeAddr): the bound address,
+        # or a name, for an agent that listens on every address of a host whose address may
+        # change (a container taken off its network and put back).
+        self.addr = addr or bind
         self.port = 0
         self.runs = Runs(name)
         self.unreported: dict[tuple[int, int], tuple[int, int]] = {}
@@ -88,7 +92,7 @@ class NodeAgent:
         delay = 0.1
         while True:
             reply = await self._post("/agents/register", {
-                "name": self.name, "addr": f"{self.bind}:{self.port}", "cpus": self.cpus, "memory": self.memory,
+                "name": self.name, "addr": f"{self.addr}:{self.port}", "cpus": self.cpus, "memory": self.memory,
                 "gpus": self.gpus, "gpu_type": self.gpu_type, "boot_time": self.boot_time,
                 "os_boot_time": _os_boot_time(),
                 "jobs": self._running(), "finished": [[j, i, c, s] for (j, i), (c, s) in self.unreported.items()]})

@@ -1,0 +1,292 @@
+"""A whole cluster as containers: a controller, N GPU nodes and a login node (docker/compose.yaml).
+
+    with DockerCluster(nodes=2, gpus_per_node=4) as cluster:
+        print(cluster.run("srun", "-N2", "hostname").stdout)      # gpu01, gpu02: real host names
+
+Each node is a container with its own host name, address and file system; /home is a volume
+every container mounts (as NFS would be); users are the same everywhere (see
+:mod:`minislurm.cluster.users`).  Commands run on the login node as the lab user, the way a
+user types them after ``ssh login``.  A node failure is a real one: :meth:`kill_node` is
+``docker kill`` (a crash), :meth:`partition` takes the node off the network (its jobs keep
+running, and must be fenced when it comes back), :meth:`stop_node` is ``docker stop`` (a clean
+shutdown), :meth:`reboot_node` ``docker restart``.
+
+The cluster's files live in a folder (default ``~/.minislurm/docker``): the compose files and
+``.env`` it was started from, and ``client/`` with what this machine's own calls to the
+controller need (its address, root's token).  Its containers, network and volumes are named
+after that folder (``msd-<hash>``), so two clusters on one host, of one user or of several,
+never meet, and none of them meets the real-Slurm twin (``minislurm-c1``, ...).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shlex
+import subprocess
+from pathlib import Path
+
+from minislurm.client import Client
+from minislurm.cluster import compose, engine
+from minislurm.cluster.base import COMMANDS, Cluster, wait_for
+from minislurm.cluster.container import render_conf
+from minislurm.core.slurmconf import parse_slurm_conf
+
+DEFAULT_DIR = Path.home() / ".minislurm" / "docker"
+LABEL = "com.docker.compose.project"
+
+
+def project_name(folder: Path) -> str:
+    return "msd-" + hashlib.sha1(str(Path(folder).absolute()).encode()).hexdigest()[:8]
+
+
+class DockerCluster(Cluster):
+    kind = "docker"
+    python = "python"  # /opt/venv/bin/python, first on the containers' PATH
+
+    def __init__(self, nodes: int = 4, gpus_per_node: int = 8, cpus_per_node: int = 32, mem: int = 256_000,
+                 *, dir: str | Path | None = None, gpu: bool = False, image: str = compose.IMAGE,
+                 user: str = "student", uid: int = 1000, jupyter_port: int | None = None,
+                 policy: str = "conservative", build: bool = True, gpus_from: str = "config", **settings):
+        self.dir = Path(dir).absolute() if dir else DEFAULT_DIR
+        self.project = project_name(self.dir)
+        self.gpu, self.build, self.user, self.uid = gpu, build, user, uid
+        timeout = int(settings.pop("slurmd_timeout", 5))
+        if policy != "conservative":
+            settings["policy"] = policy
+        self.shape = compose.Shape(nodes, gpus_per_node, cpus_per_node, mem, project=self.project, image=image,
+                                   lab_user=user, lab_uid=uid, slurmd_timeout=timeout,
+                                   settings=",".join(f"{k}={v}" for k, v in settings.items()),
+                                   jupyter_port=jupyter_port, gpus_from=gpus_from)
+        # What the controller will write into slurm.conf, from the same .env values.
+        self.config = parse_slurm_conf(render_conf(self._env()))
+        self._client: Client | None = None
+        self._compose_cmd: list[str] | None = None
+
+    @classmethod
+    def from_dir(cls, dir: str | Path, **kw) -> "DockerCluster":
+        """The cluster whose compose files and .env are in ``dir`` (``cluster up --docker`` wrote them)."""
+        folder = Path(dir).absolute()
+        env = dict(line.split("=", 1) for line in (folder / ".env").read_text().splitlines()
+                   if "=" in line and not line.startswith("#"))
+        text = (folder / "compose.yaml").read_text()
+        from minislurm.core.hostlist import expand
+        names = expand(re.search(r'NODE_NAMES: "([^"]+)"', text).group(1))
+        settings = dict(kv.split("=", 1) for kv in env.get("SLURM_SETTINGS", "").split(",") if "=" in kv)
+        return cls(len(names), int(env["GPUS_PER_NODE"]), int(env["CPUS_PER_NODE"]), int(env["MEM_PER_NODE"]),
+                   dir=folder, gpu=(folder / "compose.gpu.yaml").exists(), image=env["MINISLURM_IMAGE"],
+                   user=env["LAB_USER"], uid=int(env["LAB_UID"]), slurmd_timeout=int(env["SLURMD_TIMEOUT"]),
+                   jupyter_port=int(env["JUPYTER_PORT"]) if env.get("JUPYTER_PORT") else None,
+                   gpus_from=env.get("GPUS_FROM", "config"),
+                   **{**settings, **kw})
+
+    @staticmethod
+    def recorded(dir: str | Path) -> bool:
+        return (Path(dir) / "compose.yaml").is_file() and (Path(dir) / ".env").is_file()
+
+    def _env(self) -> dict:
+        s = self.shape
+        return {"NODE_NAMES": ",".join(s.names), "GPUS_PER_NODE": s.gpus_per_node, "CPUS_PER_NODE": s.cpus_per_node,
+                "MEM_PER_NODE": s.mem, "SLURMD_TIMEOUT": s.slurmd_timeout, "SLURM_SETTINGS": s.settings}
+
+    # -- names --------------------------------------------------------------------------
+    def container(self, name: str) -> str:
+        """The container of ``ctld``, ``login`` or a node."""
+        return f"{self.project}-{name}"
+
+    @property
+    def network(self) -> str:
+        return f"{self.project}_cluster"
+
+    def volume_path(self, volume: str) -> Path:
+        """Where a volume's files are on this host (root may read them)."""
+        r = engine.docker("volume", "inspect", "-f", "{{.Mountpoint}}", f"{self.project}_{volume}")
+        return Path(r.stdout.strip())
+
+    @property
+    def home(self) -> Path:
+        """/home of the containers, seen from this host."""
+        return self.volume_path("home")
+
+    def inside(self, path: str | Path | None) -> str:
+        """A path of this host under :attr:`home` as the containers see it (others as given)."""
+        if path is None:
+            return f"/home/{self.user}"
+        path = Path(path)
+        try:
+            return str(Path("/home") / path.relative_to(self.home))
+        except ValueError:
+            return str(path)
+
+    # -- life ---------------------------------------------------------------------------
+    def compose(self, *args: str, timeout: float = 180, check: bool = True) -> subprocess.CompletedProcess:
+        files = [f for f in ("compose.yaml", "compose.gpu.yaml") if (self.dir / f).exists()]
+        argv = [*self._compose_cmd, "-p", self.project, *sum((["-f", f] for f in files), []), *args]
+        r = subprocess.run(argv, cwd=self.dir, capture_output=True, text=True, timeout=timeout)
+        if check and r.returncode:
+            last = (r.stderr.strip() or r.stdout.strip()).splitlines()
+            raise engine.EngineError(f"{' '.join(argv[:2])} {args[0]} failed: {last[-1] if last else r.returncode}")
+        return r
+
+    def check(self) -> None:
+        """Everything that must hold before anything starts (EngineError, one line, if not)."""
+        engine.check_engine()
+        self._compose_cmd = engine.compose_command()
+        if self.gpu:
+            engine.check_gpus(self.shape.nodes * self.shape.gpus_per_node)
+        if self.shape.jupyter_port and not self.running():
+            engine.check_port(self.shape.jupyter_port)
+        if self.build:
+            engine.ensure_image(self.shape.image)
+        elif not engine.image_exists(self.shape.image):
+            raise engine.EngineError(f"no image {self.shape.image}: build it (make cluster-image)")
+
+    def up(self, timeout: float = 60.0, *, idle: bool = True) -> "DockerCluster":
+        """Start (or start again) every container; return once every node is idle (with
+        ``idle=False``, once every agent has registered: a drained node stays drained)."""
+        self.check()
+        compose.write(self.dir, self.shape, gpu=self.gpu, why=" for this cluster")
+        try:
+            self.compose("up", "-d", "--remove-orphans")
+            self.wait_controller(timeout)
+            if idle:
+                self.wait_nodes(timeout)
+            else:
+                api = self.client()
+                wait_for(lambda: all(n["addr"] and "NOT_RESPONDING" not in n["flags"]
+                                     for n in api.call("GET", "/nodes")["nodes"]), timeout,
+                         "every node's agent to register")
+        except BaseException:
+            self.down()
+            raise
+        return self
+
+    def running(self) -> list[str]:
+        """The cluster's containers that run now."""
+        r = engine.docker("ps", "-q", "--filter", f"label={LABEL}={self.project}", "--format", "{{.Names}}",
+                          check=False)
+        return r.stdout.split()
+
+    def down(self) -> None:
+        """Remove every container, network and volume of this cluster (also when half-started)."""
+        if self._compose_cmd is None:
+            try:
+                self._compose_cmd = engine.compose_command()
+            except engine.EngineError:
+                self._compose_cmd = None
+        if self._compose_cmd and (self.dir / "compose.yaml").exists():
+            self.compose("down", "-v", "--remove-orphans", "-t", "5", check=False)
+        label = f"label={LABEL}={self.project}"
+        for kind, listing in (("container", ["ps", "-aq"]), ("network", ["network", "ls", "-q"]),
+                              ("volume", ["volume", "ls", "-q"])):
+            ids = engine.docker(*listing, "--filter", label, check=False).stdout.split()
+            if ids:
+                engine.docker(kind, "rm", *(["-f"] if kind != "network" else []), *ids, check=False)
+        self._client = None
+
+    def _controller_gone(self) -> str | None:
+        state = engine.docker("inspect", "-f", "{{.State.Status}}", self.container("ctld"), check=False).stdout.strip()
+        if state in ("exited", "dead"):
+            logs = engine.docker("logs", "--tail", "1", self.container("ctld"), check=False)
+            last = (logs.stderr or logs.stdout).strip().splitlines()
+            return f"slurmctld exited: {last[-1] if last else 'no log'} (docker logs {self.container('ctld')})"
+        return None
+
+    # -- talking to it ------------------------------------------------------------------
+    def client(self, token: str | None = None) -> Client:
+        """A client on this host, straight to the controller's address on the cluster's
+        network, with root's token (an operator's calls: tests, the demo, ``cluster status``)."""
+        folder = self.dir / "client"
+        ip = engine.docker("inspect", "-f", f'{{{{(index .NetworkSettings.Networks "{self.network}").IPAddress}}}}',
+                           self.container("ctld"), check=False).stdout.strip()
+        conf = folder / "slurm.conf"
+        if self._client is None or self._client.address[0] != ip:
+            tokens = self.volume_path("etc") / "tokens" / "root"
+            wait_for(lambda: ip and tokens.exists(), 30, "the controller's files")
+            folder.mkdir(parents=True, exist_ok=True)
+            conf.write_text(f"SlurmctldHost=ctld({ip})\nSlurmctldPort={compose.CTLD_PORT}\n")
+            self._client = Client(conf, tokens.read_text().strip())
+        return Client(conf, token or self._client.token)
+
+    def exec_argv(self, *argv: str, cwd: str | None = None, env: dict | None = None, tty: bool = False,
+                  where: str = "login", user: str | None = None) -> list[str]:
+        """``docker exec`` on a container as the lab user (``user="root"`` for root)."""
+        ids = ["-u", "0:0"] if user == "root" else ["-u", f"{self.uid}:{self.uid}", "-e", f"HOME=/home/{self.user}",
+                                                     "-e", f"USER={self.user}", "-e", f"LOGNAME={self.user}"]
+        extra = [w for k, v in (env or {}).items() for w in ("-e", f"{k}={v}")]
+        return ["docker", "exec", "-i", *(["-t"] if tty else []), *ids, *extra, "-w", self.inside(cwd),
+                self.container(where), *argv]
+
+    def run(self, *argv: str, input: str | None = None, check: bool = False, timeout: float = 120,
+            env: dict | None = None, cwd: str | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run(self.exec_argv(*argv, cwd=cwd, env=env), input=input, text=True,
+                              capture_output=True, check=check, timeout=timeout)
+
+    def write_shims(self) -> Path:
+        """``bin/sbatch``, ... that run the command on the login node as the lab user, in the
+        folder of /home matching this shell's (else the user's home): ``minislurm env --docker``."""
+        folder = self.dir / "bin"
+        folder.mkdir(parents=True, exist_ok=True)
+        home = shlex.quote(str(self.home))
+        run = shlex.join(self.exec_argv("COMMAND", cwd="/WD")[3:]).replace("/WD", '"$wd"')
+        for name in COMMANDS:
+            (folder / name).write_text(
+                f"#!/bin/sh\n# {name} on the login node of the docker cluster {self.project} (minislurm env --docker)\n"
+                f"home={home}\n"
+                f'case $PWD in "$home") wd=/home ;; "$home"/*) wd="/home/${{PWD#"$home"/}}" ;; *) wd=/home/{self.user} ;; '
+                f"esac\n"
+                f"if [ -t 0 ] && [ -t 1 ]; then t=-t; else t=; fi\n"
+                f"exec docker exec -i $t {run.replace('COMMAND', name)} \"$@\"\n")
+            (folder / name).chmod(0o755)
+        return folder
+
+    def workdir(self, name: str = "work") -> Path:
+        """``/home/<user>/<name>``, made by the user on the login node; its path on this host."""
+        subprocess.run(self.exec_argv("mkdir", "-p", name), check=True, capture_output=True, timeout=60)
+        return self.home / self.user / name
+
+    def describe(self) -> str:
+        gpus = "NVIDIA GPUs" if self.gpu else "GPUs"
+        return (f"a docker cluster: {self.shape.nodes} nodes x {self.shape.gpus_per_node} {gpus}, a controller, the "
+                f"nodes and a login node as containers ({self.project}-*, image {self.shape.image})")
+
+    # -- failures -------------------------------------------------------------------------
+    def kill_node(self, name: str) -> None:
+        engine.docker("kill", self.container(name))
+
+    def start_node(self, name: str) -> None:
+        engine.docker("start", self.container(name))
+
+    def stop_node(self, name: str) -> None:
+        """A clean shutdown (``docker stop``): the agent is told to stop, and stops its jobs."""
+        engine.docker("stop", "-t", "10", self.container(name))
+
+    def reboot_node(self, name: str) -> None:
+        engine.docker("restart", "-t", "10", self.container(name))
+
+    def partition(self, name: str) -> None:
+        """Take a node off the cluster's network; it and its jobs keep running, cut off."""
+        engine.docker("network", "disconnect", self.network, self.container(name))
+
+    def heal(self, name: str) -> None:
+        """Put a node back on the network, under its name (its address may change)."""
+        engine.docker("network", "connect", "--alias", name, self.network, self.container(name))
+
+    def restart_controller(self, timeout: float = 30.0, *, crash: bool = False) -> None:
+        if crash:
+            engine.docker("kill", self.container("ctld"))
+            engine.docker("start", self.container("ctld"))
+        else:
+            engine.docker("restart", "-t", "10", self.container("ctld"))
+        self.wait_controller(timeout)
+
+    def add_users(self, *names: str) -> tuple[list[tuple[str, int, str]], list[str]]:
+        """Unix accounts every container knows, each with a home and a token (``name[:uid]``):
+        (name, uid, "added" or "exists") for each that worked, and the errors."""
+        r = subprocess.run(["docker", "exec", self.container("ctld"), "python", "-m", "minislurm.cluster.users",
+                            "add", *names], capture_output=True, text=True, timeout=120)
+        done = [(n, int(u), what) for n, u, what in (line.split() for line in r.stdout.splitlines())]
+        errors = [line.removeprefix("error: ") for line in r.stderr.splitlines() if line.strip()]
+        if r.returncode and not errors:
+            errors = [f"add-users failed (exit {r.returncode})"]
+        return done, errors

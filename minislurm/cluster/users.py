@@ -1,0 +1,175 @@
+"""The users of a docker cluster, the way a real cluster has them from LDAP and NFS.
+
+Every container (controller, nodes, login) looks users up in one ``passwd`` and ``group`` pair
+on a shared volume, through glibc's ``extrausers`` NSS module, so a user has the same uid and
+gid everywhere the moment they are added: the controller signs that uid into every step
+credential, and each agent checks it against its own lookup before starting anything as that
+user.  A user also gets a home on the shared /home (with the examples and labs) and a token
+beside slurm.conf that only they can read (minislurm's commands authenticate with JWT).
+
+Run as root in the controller container (``minislurm cluster add-users`` does that)::
+
+    python -m minislurm.cluster.users add alice bob      # prints "alice 1001" ... per user
+"""
+
+from __future__ import annotations
+
+import fcntl
+import grp
+import os
+import pwd
+import re
+import shutil
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+USERS_DIR = Path("/var/lib/extrausers")  # where libnss-extrausers reads passwd and group
+ETC = Path("/etc/slurm")
+HOME = Path("/home")
+SKELETON = [Path("/opt/minislurm/examples"), Path("/opt/minislurm/labs")]  # copied into a new home
+FIRST_UID = 1000
+TOKEN_LIFESPAN = 365 * 86400
+NAME = re.compile(r"[a-z_][a-z0-9_-]{0,31}")  # what useradd accepts by default
+
+
+class UserError(ValueError):
+    pass
+
+
+@dataclass
+class User:
+    name: str
+    uid: int
+    gid: int
+
+    @property
+    def home(self) -> Path:
+        return HOME / self.name
+
+
+def _entries(path: Path) -> list[list[str]]:
+    try:
+        return [line.split(":") for line in path.read_text().splitlines() if line and not line.startswith("#")]
+    except FileNotFoundError:
+        return []
+
+
+def users(folder: Path = USERS_DIR) -> list[User]:
+    """The cluster's users (not the image's own system accounts)."""
+    return [User(e[0], int(e[2]), int(e[3])) for e in _entries(folder / "passwd") if len(e) >= 4]
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write a whole file at once: a reader sees the old one or the new one, never half."""
+    tmp = path.with_name(f".{path.name}.new")
+    with open(tmp, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
+
+
+@contextmanager
+def _locked(folder: Path):
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _taken_ids() -> tuple[set[int], set[int]]:
+    """Every uid and gid known here: the image's own and the cluster's (NSS reads both)."""
+    return {p.pw_uid for p in pwd.getpwall()}, {g.gr_gid for g in grp.getgrall()}
+
+
+def add(name: str, uid: int | None = None, *, folder: Path = USERS_DIR) -> tuple[User, bool]:
+    """The user ``name`` in the shared passwd and group (their own group, gid = uid); returns
+    it and whether it is new.  An existing user is left as is (asking for another uid fails)."""
+    if not NAME.fullmatch(name):
+        raise UserError(f"invalid user name {name!r} (lower-case letters, digits, - and _; at most 32)")
+    with _locked(folder):
+        for user in users(folder):
+            if user.name == name:
+                if uid is not None and uid != user.uid:
+                    raise UserError(f"user {name} exists with uid {user.uid}, not {uid}")
+                return user, False
+        try:
+            pwd.getpwnam(name)
+            raise UserError(f"{name} is a system account of the image")
+        except KeyError:
+            pass
+        uids, gids = _taken_ids()
+        if uid is None:
+            uid = next(i for i in range(FIRST_UID, 60000) if i not in uids and i not in gids)
+        elif uid in uids or uid in gids or not 0 < uid < 60000:
+            raise UserError(f"uid {uid} is taken or out of range")
+        passwd, group = folder / "passwd", folder / "group"
+        old_p = passwd.read_text() if passwd.exists() else ""
+        old_g = group.read_text() if group.exists() else ""
+        _replace(group, old_g + f"{name}:x:{uid}:\n")
+        _replace(passwd, old_p + f"{name}:x:{uid}:{uid}:{name}:{HOME / name}:/bin/bash\n")
+        return User(name, uid, uid), True
+
+
+def make_home(user: User, skeleton: list[Path] = SKELETON) -> None:
+    """``/home/<name>`` with the examples and labs, unless it exists (then it is the user's and
+    root leaves it alone).  Filled while root alone may enter it, then handed to the user."""
+    try:
+        os.mkdir(user.home, 0o700)
+    except FileExistsError:
+        return
+    for src in skeleton:
+        if src.is_dir():
+            shutil.copytree(src, user.home / src.name, symlinks=True)
+    for folder, dirs, files in os.walk(user.home):
+        for entry in [*dirs, *files]:
+            os.lchown(os.path.join(folder, entry), user.uid, user.gid)
+    os.chown(user.home, user.uid, user.gid)
+
+
+def write_token(user: User, tokens: Path | None = None, key_file: Path | None = None) -> Path:
+    """``tokens/<name>`` beside slurm.conf, readable by the user alone (the commands find it
+    there, as ``minislurm cluster up`` writes the local cluster's)."""
+    from minislurm.ctld.auth import Signer, load_key
+    tokens = tokens or ETC / "tokens"
+    tokens.mkdir(mode=0o755, exist_ok=True)
+    token = Signer(load_key(key_file or ETC / "jwt_hs256.key")).user_token(user.name, TOKEN_LIFESPAN)
+    path = tokens / user.name
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w") as f:
+        os.fchown(f.fileno(), user.uid, user.gid)
+        os.fchmod(f.fileno(), 0o600)
+        f.write(token + "\n")
+    return path
+
+
+def add_user(name: str, uid: int | None = None) -> tuple[User, bool]:
+    """Everything a new user of the cluster needs: account, home, token."""
+    user, new = add(name, uid)
+    make_home(user)
+    write_token(user)
+    return user, new
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 2 or argv[0] != "add":
+        print("usage: python -m minislurm.cluster.users add NAME[:UID] ...", file=sys.stderr)
+        return 2
+    status = 0
+    for word in argv[1:]:
+        name, _, uid = word.partition(":")
+        try:
+            user, new = add_user(name, int(uid) if uid else None)
+        except (UserError, ValueError, OSError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            status = 1
+            continue
+        print(f"{user.name} {user.uid} {'added' if new else 'exists'}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
