@@ -28,12 +28,21 @@ def main(argv: list[str]) -> int:
     p = ArgumentParser(prog="minislurm demo", description=__doc__.splitlines()[0])
     p.add_argument("--out", default="out/demo", help="where to write results (default: out/demo)")
     p.add_argument("--sim-only", action="store_true", help="skip the live training story")
+    p.add_argument("--docker", action="store_true",
+                   help="tell the story on a docker cluster (containers; root and a Docker engine)")
+    p.add_argument("--nodes", type=int, default=2, help="the story's cluster (default 2 nodes)")
+    p.add_argument("--gpus-per-node", type=int, default=4, help="the story's cluster (default 4 GPUs per node)")
     args = p.parse_args(argv)
     exact = True
     if not args.sim_only:
         from minislurm.cli.story import story
+        from minislurm.cluster.engine import EngineError
         print("== Part 1: distributed training on a live minislurm cluster survives a node crash ==\n")
-        exact = story()
+        try:
+            exact = story("docker" if args.docker else None, args.nodes, args.gpus_per_node)
+        except EngineError as exc:
+            print(f"minislurm demo: error: {exc}", file=sys.stderr)
+            return 1
         print("== Part 2: the same scheduler replaying real traces ==\n")
     from minislurm.sim.replay import ReplayOptions, replay
 

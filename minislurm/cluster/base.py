@@ -15,6 +15,7 @@ would type them (``run``), and crashes and boots nodes (``kill_node``, ``start_n
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -68,6 +69,12 @@ class Cluster:
     def workdir(self, name: str = "work") -> Path:
         """A folder (on this machine) that jobs see too, for a lab's files."""
         raise NotImplementedError
+
+    def put(self, source: Path, folder: Path) -> None:
+        """Copy the files in ``source`` into ``folder`` (a :meth:`workdir`), as the user's own."""
+        for item in Path(source).iterdir():
+            if item.is_file():
+                shutil.copy(item, Path(folder) / item.name)
 
     def describe(self) -> str:
         raise NotImplementedError

@@ -245,6 +245,13 @@ class DockerCluster(Cluster):
         subprocess.run(self.exec_argv("mkdir", "-p", name), check=True, capture_output=True, timeout=60)
         return self.home / self.user / name
 
+    def put(self, source: Path, folder: Path) -> None:
+        """The files of ``source``, unpacked by the user on the login node (so they are theirs)."""
+        files = [item.name for item in Path(source).iterdir() if item.is_file()]
+        tar = subprocess.run(["tar", "-C", str(source), "-c", *files], capture_output=True, check=True)
+        subprocess.run(self.exec_argv("tar", "-x", cwd=folder), input=tar.stdout, capture_output=True, check=True,
+                       timeout=60)
+
     def describe(self) -> str:
         gpus = "NVIDIA GPUs" if self.gpu else "GPUs"
         return (f"a docker cluster: {self.shape.nodes} nodes x {self.shape.gpus_per_node} {gpus}, a controller, the "
