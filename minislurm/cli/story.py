@@ -10,7 +10,6 @@ weights are compared bit for bit with the reference.  Everything shown is real.
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 import time
 from pathlib import Path

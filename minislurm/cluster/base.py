@@ -76,6 +76,11 @@ class Cluster:
             if item.is_file():
                 shutil.copy(item, Path(folder) / item.name)
 
+    def write_file(self, path: Path, text: str, mode: int = 0o644) -> None:
+        """Create a file in a :meth:`workdir`, as the user's own."""
+        Path(path).write_text(text)
+        Path(path).chmod(mode)
+
     def describe(self) -> str:
         raise NotImplementedError
 
@@ -111,6 +116,11 @@ class Cluster:
 
     def __exit__(self, *exc) -> None:
         self.down()
+
+
+def shape_text(nodes: int, gpus: int, what: str = "GPU") -> str:
+    """``2 nodes x 4 GPUs``, ``1 node x 1 GPU``."""
+    return f"{nodes} node{'s' * (nodes != 1)} x {gpus} {what}{'s' * (gpus != 1)}"
 
 
 def chosen_kind(kind: str | None = None) -> str:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from minislurm.client import Client
 from minislurm.cluster import compose, engine
-from minislurm.cluster.base import COMMANDS, Cluster, wait_for
+from minislurm.cluster.base import COMMANDS, Cluster, shape_text, wait_for
 from minislurm.cluster.container import render_conf
 from minislurm.core.slurmconf import parse_slurm_conf
 
@@ -252,10 +252,15 @@ class DockerCluster(Cluster):
         subprocess.run(self.exec_argv("tar", "-x", cwd=folder), input=tar.stdout, capture_output=True, check=True,
                        timeout=60)
 
+    def write_file(self, path: Path, text: str, mode: int = 0o644) -> None:
+        path = Path(path)
+        argv = self.exec_argv("sh", "-c", 'cat > "$1" && chmod "$2" "$1"', "sh", path.name, f"{mode:o}", cwd=path.parent)
+        subprocess.run(argv, input=text, text=True, capture_output=True, check=True, timeout=60)
+
     def describe(self) -> str:
-        gpus = "NVIDIA GPUs" if self.gpu else "GPUs"
-        return (f"a docker cluster: {self.shape.nodes} nodes x {self.shape.gpus_per_node} {gpus}, a controller, the "
-                f"nodes and a login node as containers ({self.project}-*, image {self.shape.image})")
+        shape = shape_text(self.shape.nodes, self.shape.gpus_per_node, "NVIDIA GPU" if self.gpu else "GPU")
+        return (f"a docker cluster: {shape}, a controller, the nodes and a login node as containers "
+                f"({self.project}-*, image {self.shape.image})")
 
     # -- failures -------------------------------------------------------------------------
     def kill_node(self, name: str) -> None:

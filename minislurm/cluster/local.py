@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from minislurm.client import Client
-from minislurm.cluster.base import COMMANDS, Cluster, wait_for
+from minislurm.cluster.base import COMMANDS, Cluster, shape_text, wait_for
 from minislurm.cluster.confgen import apply_settings, free_port, lab_config, write_conf
 from minislurm.core.slurmconf import load
 
@@ -214,8 +214,7 @@ class LocalCluster(Cluster):
 
     def describe(self) -> str:
         gpus = {n.gpus for n in self.config.nodes}
-        shape = f"{len(self.config.nodes)} nodes x {gpus.pop()} GPUs" if len(gpus) == 1 else \
-            f"{len(self.config.nodes)} nodes"
+        shape = shape_text(len(self.config.nodes), gpus.pop()) if len(gpus) == 1 else f"{len(self.config.nodes)} nodes"
         where = "each in its own network namespace" if self.netns else "on this machine"
         return f"a local cluster: {shape}, the controller and node agents as processes {where}"
 

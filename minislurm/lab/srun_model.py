@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
@@ -191,9 +190,9 @@ def predict(args: list[str], *, nodes: int = 2, gpus_per_node: int = 4, cpus_per
 
 
 def run_live(cluster, args: list[str], *, cwd: str | None = None, timeout: float = 60.0) -> SrunLayout:
-    """Run ``srun ARGS python -m minislurm.lab.srun_probe`` on ``cluster`` (a LocalCluster)."""
+    """Run ``srun ARGS python -m minislurm.lab.srun_probe`` on ``cluster`` (local or docker)."""
     try:
-        r = cluster.run("srun", *args, sys.executable, "-m", "minislurm.lab.srun_probe", cwd=cwd, timeout=timeout)
+        r = cluster.run("srun", *args, cluster.python, "-m", "minislurm.lab.srun_probe", cwd=cwd, timeout=timeout)
     except subprocess.TimeoutExpired:
         raise ValueError(f"srun did not finish in {timeout:g} s (is the job waiting for resources?)") from None
     if r.returncode != 0:
@@ -211,9 +210,10 @@ def run_live(cluster, args: list[str], *, cwd: str | None = None, timeout: float
 
 @contextmanager
 def temporary_cluster(nodes: int = 2, gpus_per_node: int = 4, **settings):
-    """A LocalCluster in a temporary directory, stopped and removed on exit."""
-    from minislurm.cluster import LocalCluster
+    """A cluster (``$MINISLURM_CLUSTER``: local or docker) in a temporary directory, stopped and
+    removed on exit."""
+    from minislurm.cluster import make_cluster
 
     with tempfile.TemporaryDirectory(prefix="minislurm-") as tmp:
-        with LocalCluster(nodes=nodes, gpus_per_node=gpus_per_node, dir=Path(tmp) / "cluster", **settings) as c:
+        with make_cluster(nodes, gpus_per_node, dir=Path(tmp) / "cluster", **settings) as c:
             yield c

@@ -6,8 +6,10 @@
         sh.wait(job)
         sh.cat(f"slurm-{job}.out")
 
-Commands run against a real :class:`~minislurm.cluster.LocalCluster` (one controller and node
-agents as local processes) from a work directory, the way a user types them at a login node:
+Commands run against a real cluster from a work directory, the way a user types them at a login
+node: a :class:`~minislurm.cluster.LocalCluster` (one controller and node agents as local
+processes), or with ``MINISLURM_CLUSTER=docker`` a :class:`~minislurm.cluster.DockerCluster`
+(containers; the commands run on its login node).  :func:`start` says which:
 ``$ command`` is printed, then what the command wrote.  Everything goes to stdout, so a book
 page that treats stderr as an error still shows sbatch's error messages.  Leading
 ``NAME=value`` words set environment variables for that command, as in a shell.
@@ -84,9 +86,7 @@ class Terminal:
     # -- files --------------------------------------------------------------------------
     def write(self, name: str, text: str, *, show: bool = True) -> None:
         """Create a file in the work directory (shown as ``cat`` would print it)."""
-        path = self.work / name
-        path.write_text(text)
-        path.chmod(0o755 if text.startswith("#!") else 0o644)
+        self.cluster.write_file(self.work / name, text, 0o755 if text.startswith("#!") else 0o644)
         if show:
             self.cat(name)
 
@@ -137,8 +137,7 @@ class Terminal:
     # -- life cycle -----------------------------------------------------------------------
     def close(self) -> None:
         """Stop the cluster (controller and agents) and remove its temporary directory."""
-        if self.cluster.procs:
-            self.cluster.down()
+        self.cluster.down()
         if self._owned is not None:
             shutil.rmtree(self._owned, ignore_errors=True)
             self._owned = None
@@ -150,19 +149,23 @@ class Terminal:
         self.close()
 
 
-def start(nodes: int = 2, gpus_per_node: int = 4, **settings) -> Terminal:
-    """Start a LocalCluster in a temporary directory and return a terminal on it (work dir inside)."""
-    from minislurm.cluster import LocalCluster
+def start(nodes: int = 2, gpus_per_node: int = 4, *, quiet: bool = False, **settings) -> Terminal:
+    """Start a cluster (``$MINISLURM_CLUSTER``: local, the default, or docker) in a temporary
+    directory and return a terminal on it, in a work directory its jobs see too."""
+    from minislurm.cluster import make_cluster
 
     tmp = Path(tempfile.mkdtemp(prefix="minislurm-lab-"))
-    cluster = LocalCluster(nodes=nodes, gpus_per_node=gpus_per_node, dir=tmp / "cluster", **settings)
+    cluster = make_cluster(nodes, gpus_per_node, dir=tmp / "cluster", **settings)
     term = Terminal(cluster, tmp / "work", owned_dir=tmp)
     atexit.register(term.close)
     try:
         cluster.up()
+        term.work = cluster.workdir()
     except BaseException:
         term.close()
         raise
+    if not quiet:
+        print(f"# the lab cluster: {cluster.describe()}\n")
     return term
 
 

@@ -97,4 +97,6 @@ def test_terminal_and_requeue_demo(capsys):
     assert demo.resumed_after == 5 and demo.log.count("done: all 20 steps") == 1
     assert demo.records[0]["NodeList"] == demo.victim != demo.records[1]["NodeList"]
     out = capsys.readouterr().out
-    assert out.startswith("$ squeue | grep JOBID\n") and "NODELIST(REASON)" in out
+    # The terminal first says which cluster it runs on (MINISLURM_CLUSTER: local here).
+    assert out.startswith("# the lab cluster: a local cluster: 2 nodes x 1 GPU,")
+    assert "\n\n$ squeue | grep JOBID\n" in out and "NODELIST(REASON)" in out
