@@ -127,18 +127,13 @@ def shell(args) -> int:
     if cluster is None:
         return _fail(f"no docker cluster in {args.dir or DEFAULT_DIR} (minislurm cluster up --docker first; a "
                      f"local cluster has no login node: eval \"$(minislurm env)\" in this shell instead)")
-    if args.user:
-        cluster.user, cluster.uid = args.user, _uid_of(cluster, args.user)
-    argv = cluster.exec_argv(*(args.command or ["bash", "-l"]), tty=sys.stdin.isatty(), where=args.node)
+    try:
+        argv = cluster.exec_argv(*(args.command or ["bash", "-l"]), tty=sys.stdin.isatty(), where=args.node,
+                                 user=args.user)
+    except EngineError as exc:
+        return _fail(str(exc))
     os.execvp(argv[0], argv)
     return 0
-
-
-def _uid_of(cluster, user: str) -> int:
-    r = cluster.run("id", "-u", user)
-    if r.returncode:
-        raise SystemExit(_fail(f"no user {user} on the cluster (minislurm cluster add-users {user})"))
-    return int(r.stdout)
 
 
 def add_users(args) -> int:

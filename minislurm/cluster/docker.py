@@ -108,10 +108,8 @@ class DockerCluster(Cluster):
         """/home of the containers, seen from this host."""
         return self.volume_path("home")
 
-    def inside(self, path: str | Path | None) -> str:
+    def inside(self, path: str | Path) -> str:
         """A path of this host under :attr:`home` as the containers see it (others as given)."""
-        if path is None:
-            return f"/home/{self.user}"
         path = Path(path)
         try:
             return str(Path("/home") / path.relative_to(self.home))
@@ -208,18 +206,35 @@ class DockerCluster(Cluster):
             self._client = Client(conf, tokens.read_text().strip())
         return Client(conf, token or self._client.token)
 
+    def uid_of(self, user: str) -> int:
+        """A cluster user's uid (the lab user's is known; others are looked up on the login node,
+        whose NSS reads the cluster's passwd)."""
+        if user == self.user:
+            return self.uid
+        if user == "root":
+            return 0
+        r = subprocess.run(["docker", "exec", self.container("login"), "id", "-u", user], capture_output=True,
+                           text=True, timeout=60)
+        if r.returncode:
+            raise engine.EngineError(f"no user {user} on the cluster (minislurm cluster add-users {user})")
+        return int(r.stdout)
+
     def exec_argv(self, *argv: str, cwd: str | None = None, env: dict | None = None, tty: bool = False,
                   where: str = "login", user: str | None = None) -> list[str]:
-        """``docker exec`` on a container as the lab user (``user="root"`` for root)."""
-        ids = ["-u", "0:0"] if user == "root" else ["-u", f"{self.uid}:{self.uid}", "-e", f"HOME=/home/{self.user}",
-                                                     "-e", f"USER={self.user}", "-e", f"LOGNAME={self.user}"]
+        """``docker exec`` on a container as the lab user (or ``user``: a user of the cluster, or
+        root).  By uid: docker looks names up in the image's /etc/passwd, not the cluster's."""
+        user = user or self.user
+        uid = self.uid_of(user)
+        home = "/root" if uid == 0 else f"/home/{user}"
+        ids = ["-u", f"{uid}:{uid}", "-e", f"HOME={home}", "-e", f"USER={user}", "-e", f"LOGNAME={user}"]
         extra = [w for k, v in (env or {}).items() for w in ("-e", f"{k}={v}")]
-        return ["docker", "exec", "-i", *(["-t"] if tty else []), *ids, *extra, "-w", self.inside(cwd),
-                self.container(where), *argv]
+        return ["docker", "exec", "-i", *(["-t"] if tty else []), *ids, *extra,
+                "-w", self.inside(cwd) if cwd is not None else home, self.container(where), *argv]
 
     def run(self, *argv: str, input: str | None = None, check: bool = False, timeout: float = 120,
-            env: dict | None = None, cwd: str | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run(self.exec_argv(*argv, cwd=cwd, env=env), input=input, text=True,
+            env: dict | None = None, cwd: str | None = None, user: str | None = None) -> subprocess.CompletedProcess:
+        """As :meth:`Cluster.run`, on the login node, as the lab user (or ``user``)."""
+        return subprocess.run(self.exec_argv(*argv, cwd=cwd, env=env, user=user), input=input, text=True,
                               capture_output=True, check=check, timeout=timeout)
 
     def write_shims(self) -> Path:

@@ -102,6 +102,9 @@ def add(name: str, uid: int | None = None, *, folder: Path = USERS_DIR) -> tuple
         except KeyError:
             pass
         uids, gids = _taken_ids()
+        ours = users(folder)  # NSS reads them too, in the containers; not where tests run
+        uids |= {u.uid for u in ours}
+        gids |= {u.gid for u in ours}
         if uid is None:
             uid = next(i for i in range(FIRST_UID, 60000) if i not in uids and i not in gids)
         elif uid in uids or uid in gids or not 0 < uid < 60000:
