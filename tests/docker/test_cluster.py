@@ -1,6 +1,8 @@
 """minislurm's docker cluster, for real: the image, the containers, jobs across them, failures.
 
-Skipped unless a Docker engine answers, as root, with docker compose (v2 or Debian's 1.29).
+Skipped unless a Docker engine answers, as root, with docker compose (v2 or Debian's 1.29);
+with ``MINISLURM_REQUIRE_DOCKER=1`` (``.ci/run`` sets it once it has started an engine) a
+missing engine is an error instead.
 The image is (re)built first, from the sources under test: a no-op but for the last layers
 when only minislurm changed.  One cluster of 2 nodes x 8 GPUs serves the module; a failing
 test leaves it as the next test needs it (nodes booted, back on the network).  About 4
@@ -39,6 +41,8 @@ def _why_skip() -> str | None:
 
 
 REASON = _why_skip()
+if REASON and os.environ.get("MINISLURM_REQUIRE_DOCKER") == "1":  # .ci/run started an engine
+    raise RuntimeError(f"MINISLURM_REQUIRE_DOCKER=1 but {REASON}")
 pytestmark = pytest.mark.skipif(REASON is not None, reason=f"docker cluster: {REASON}")
 
 
