@@ -185,6 +185,8 @@ def main(argv: list[str]) -> int:
     au = sub.add_parser("add-users", help="Unix accounts on the docker cluster, each with a home and a token")
     au.add_argument("names", nargs="*", metavar="NAME[:UID]")
     au.add_argument("--file", help="a file of user names (NAME[:UID], blank-separated, # comments)")
+    au.add_argument("--operator", action="store_true",
+                    help="these users may act on every job and node (AdminLevel=Operator): the instructor")
     for s in (u, down_p, status_p):
         s.add_argument("--docker", action="store_true", help="containers instead of local processes")
     for s in (u, down_p, status_p, sh, au):

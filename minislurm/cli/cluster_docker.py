@@ -151,9 +151,13 @@ def add_users(args) -> int:
         return _fail(f"no docker cluster in {args.dir or DEFAULT_DIR} (minislurm cluster up --docker first)")
     if not names:
         return _fail("no user names (NAME[:UID] ... or --file)")
-    added, errors = cluster.add_users(*names)
+    try:
+        added, errors = cluster.add_users(*names, operator=args.operator)
+    except (EngineError, TimeoutError) as exc:
+        return _fail(str(exc))
+    role = ", an operator" if args.operator else ""
     for name, uid, what in added:
-        print(f"{name:<16} uid {uid:<6} {what}: home /home/{name}, token /etc/slurm/tokens/{name}")
+        print(f"{name:<16} uid {uid:<6} {what}{role}: home /home/{name}, token /etc/slurm/tokens/{name}")
     for error in errors:
         _fail(error)
     return 1 if errors else 0

@@ -86,6 +86,7 @@ def prepare_cluster(env: dict) -> None:
     lab, _ = users.add(env.get("LAB_USER", "student"), int(env.get("LAB_UID", 1000)))
     users.make_home(lab)
     users.write_token(lab, ETC / "tokens", KEY)
+    users.associate(lab, accounts=ETC / "accounts.conf")
     _write_new(CONF, text)
 
 

@@ -307,13 +307,19 @@ class DockerCluster(Cluster):
             engine.docker("restart", "-t", "10", self.container("ctld"))
         self.wait_controller(timeout)
 
-    def add_users(self, *names: str) -> tuple[list[tuple[str, int, str]], list[str]]:
-        """Unix accounts every container knows, each with a home and a token (``name[:uid]``):
-        (name, uid, "added" or "exists") for each that worked, and the errors."""
+    def add_users(self, *names: str, operator: bool = False) -> tuple[list[tuple[str, int, str]], list[str]]:
+        """Unix accounts every container knows, each with a home, a token and an association
+        (``name[:uid]``; ``operator``: AdminLevel=Operator, for an instructor): (name, uid,
+        "added" or "exists") for each that worked, and the errors.  A new operator restarts the
+        controller (it reads accounts.conf when it starts; jobs keep running)."""
         r = subprocess.run(["docker", "exec", self.container("ctld"), "python", "-m", "minislurm.cluster.users",
-                            "add", *names], capture_output=True, text=True, timeout=120)
-        done = [(n, int(u), what) for n, u, what in (line.split() for line in r.stdout.splitlines())]
+                            "add", *(["--operator"] if operator else []), *names],
+                           capture_output=True, text=True, timeout=120)
+        lines = [line.split() for line in r.stdout.splitlines()]
+        done = [(w[0], int(w[1]), w[2]) for w in lines]
         errors = [line.removeprefix("error: ") for line in r.stderr.splitlines() if line.strip()]
         if r.returncode and not errors:
             errors = [f"add-users failed (exit {r.returncode})"]
+        if any(len(w) > 3 for w in lines):
+            self.restart_controller(60)
         return done, errors

@@ -4,12 +4,15 @@ Every container (controller, nodes, login) looks users up in one ``passwd`` and 
 on a shared volume, through glibc's ``extrausers`` NSS module, so a user has the same uid and
 gid everywhere the moment they are added: the controller signs that uid into every step
 credential, and each agent checks it against its own lookup before starting anything as that
-user.  A user also gets a home on the shared /home (with the examples and labs) and a token
-beside slurm.conf that only they can read (minislurm's commands authenticate with JWT).
+user.  A user also gets a home on the shared /home (with the examples and labs), a token
+beside slurm.conf that only they can read (minislurm's commands authenticate with JWT), and an
+association in ``accounts.conf`` (account ``default``, one share, as sacctmgr would add it), so
+fair share weighs every student alike; an instructor gets ``AdminLevel=Operator``.
 
 Run as root in the controller container (``minislurm cluster add-users`` does that)::
 
-    python -m minislurm.cluster.users add alice bob      # prints "alice 1001" ... per user
+    python -m minislurm.cluster.users add alice bob              # "alice 1001 added" per user
+    python -m minislurm.cluster.users add --operator teacher      # may act on every job and node
 """
 
 from __future__ import annotations
@@ -149,28 +152,52 @@ def write_token(user: User, tokens: Path | None = None, key_file: Path | None = 
     return path
 
 
-def add_user(name: str, uid: int | None = None) -> tuple[User, bool]:
-    """Everything a new user of the cluster needs: account, home, token."""
+def associate(user: User, operator: bool = False, accounts: Path | None = None) -> bool:
+    """``User=<name> Account=default`` in accounts.conf (with ``AdminLevel=Operator``); True if
+    the file changed.  The controller reads it when it starts."""
+    accounts = accounts or ETC / "accounts.conf"
+    lines = accounts.read_text().splitlines() if accounts.exists() else [
+        "# Associations (slurmdbd's, for real Slurm): written by minislurm cluster add-users", "Account=default"]
+    words = f"User={user.name} Account=default Fairshare=1" + (" AdminLevel=Operator" if operator else "")
+    mine = [i for i, line in enumerate(lines) if line.split()[:1] == [f"User={user.name}"]]
+    if mine and (lines[mine[0]] == words or not operator):
+        return False
+    if mine:
+        lines[mine[0]] = words
+    else:
+        lines.append(words)
+    _replace(accounts, "\n".join(lines) + "\n")
+    return True
+
+
+def add_user(name: str, uid: int | None = None, operator: bool = False) -> tuple[User, bool, bool]:
+    """Everything a new user of the cluster needs: account, home, token, association; returns
+    the user, whether they are new, and whether the controller must reread accounts.conf."""
     user, new = add(name, uid)
     make_home(user)
     write_token(user)
-    return user, new
+    with _locked(USERS_DIR):
+        changed = associate(user, operator)
+    return user, new, changed and operator
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) < 2 or argv[0] != "add":
-        print("usage: python -m minislurm.cluster.users add NAME[:UID] ...", file=sys.stderr)
-        return 2
+    import argparse
+    p = argparse.ArgumentParser(prog="python -m minislurm.cluster.users")
+    p.add_argument("action", choices=["add"])
+    p.add_argument("--operator", action="store_true", help="AdminLevel=Operator (an instructor)")
+    p.add_argument("names", nargs="+", metavar="NAME[:UID]")
+    args = p.parse_args(argv)
     status = 0
-    for word in argv[1:]:
+    for word in args.names:
         name, _, uid = word.partition(":")
         try:
-            user, new = add_user(name, int(uid) if uid else None)
+            user, new, reread = add_user(name, int(uid) if uid else None, args.operator)
         except (UserError, ValueError, OSError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             status = 1
             continue
-        print(f"{user.name} {user.uid} {'added' if new else 'exists'}")
+        print(f"{user.name} {user.uid} {'added' if new else 'exists'}{' reread' if reread else ''}")
     return status
 
 

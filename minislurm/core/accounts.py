@@ -8,8 +8,10 @@ minislurm reads them from a small file in slurm.conf's ``Key=Value`` style::
     Account=eval     Fairshare=40
     User=alice Account=research Fairshare=1
     User=bob   Account=eval
+    User=teacher Account=eval AdminLevel=Operator
 
-``Fairshare`` defaults to 1, as in sacctmgr.
+``Fairshare`` defaults to 1, as in sacctmgr.  ``AdminLevel`` (sacctmgr's: None, Operator,
+Administrator) lets a user act on everyone's jobs and on nodes, as SlurmUser and root may.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ class Association:
     parent: str | None = "root"
     shares: int = 1
     children: list["Association"] = field(default_factory=list)
+    admin: str = "None"  # AdminLevel, on user lines
 
     @property
     def key(self) -> tuple[str, str | None]:
@@ -64,6 +67,13 @@ class AssociationTree:
     def users(self) -> list[Association]:
         return [a for a in self.nodes.values() if a.user is not None]
 
+    def operators(self) -> set[str]:
+        """Users whose AdminLevel is Operator or Administrator (on any of their lines)."""
+        return {a.user for a in self.users() if a.admin in ("Operator", "Administrator")}
+
+
+ADMIN_LEVELS = {"none": "None", "operator": "Operator", "administrator": "Administrator", "admin": "Administrator"}
+
 
 def parse_accounts(text: str, path: str = "accounts.conf") -> AssociationTree:
     tree = AssociationTree()
@@ -87,7 +97,11 @@ def parse_accounts(text: str, path: str = "accounts.conf") -> AssociationTree:
                     raise AccountsError("User line needs Account=")
                 if (fields["account"], fields["user"]) in tree.nodes:  # sacctmgr refuses these too
                     raise AccountsError(f"user '{fields['user']}' is already in account '{fields['account']}'")
-                tree.add_user(fields["user"], fields["account"], shares)
+                level = ADMIN_LEVELS.get(fields.get("adminlevel", "none").lower())
+                if level is None:
+                    raise AccountsError(f"AdminLevel must be None, Operator or Administrator, "
+                                        f"not '{fields['adminlevel']}'")
+                tree.add_user(fields["user"], fields["account"], shares).admin = level
             elif "account" in fields:
                 if (fields["account"], None) in tree.nodes:
                     raise AccountsError(f"account '{fields['account']}' already exists")

@@ -2,7 +2,9 @@
 
 It reads slurm.conf (``--conf`` or ``$SLURM_CONF``), takes its address from SlurmctldHost and
 SlurmctldPort, its JWT key from ``AuthAltParameters=jwt_key=...`` and its state directory from
-StateSaveLocation, then serves until SIGTERM/SIGINT.
+StateSaveLocation, then serves until SIGTERM/SIGINT.  An ``accounts.conf`` beside slurm.conf
+(what slurmdbd's associations hold for real Slurm) gives the fair-share tree and the users whose
+AdminLevel makes them operators; it is read when the controller starts.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from minislurm.core.accounts import AccountsError, parse_accounts
 from minislurm.core.slurmconf import load
 from minislurm.ctld.api import make_app
 from minislurm.ctld.auth import Signer, load_key
@@ -29,8 +32,13 @@ async def serve(conf: Path, port: int | None = None, ready_file: Path | None = N
                 exit_with_parent: bool = False) -> None:
     cfg = load(conf)
     settings = ctld_settings(cfg, conf)
+    accounts = conf.resolve().parent / "accounts.conf"
+    try:
+        admins = parse_accounts(accounts.read_text(), str(accounts)).operators() if accounts.exists() else set()
+    except AccountsError as exc:
+        raise SystemExit(f"slurmctld: fatal: {exc}") from None
     ctl = Controller(cfg, settings.state_dir, Signer(load_key(settings.key_file)),
-                     operators=settings.operators | {getpass.getuser()})
+                     operators=settings.operators | {getpass.getuser()} | admins, accounts_file=accounts)
     await ctl.start()
     runner = web.AppRunner(make_app(ctl), access_log=None, shutdown_timeout=1.0)
     await runner.setup()

@@ -58,8 +58,9 @@ class Agent:
 
 class Controller(RunningJobs):
     def __init__(self, config: ClusterConfig, state_dir: str | Path, signer: Signer, *,
-                 operators: set[str] = frozenset(), clock=time.time):
+                 operators: set[str] = frozenset(), clock=time.time, accounts_file: Path | None = None):
         self.config = config
+        self.accounts_file = accounts_file  # accounts.conf: associations and shares (FairShareBook)
         self.state = ClusterState(config)
         self.store = Store(state_dir)
         self.signer = signer
@@ -274,7 +275,7 @@ class Controller(RunningJobs):
 
     async def _priority_loop(self) -> None:
         from minislurm.ctld.fairshare import FairShareBook
-        self.fairshare = FairShareBook(self.config)
+        self.fairshare = FairShareBook(self.config, self.accounts_file)
 
         def recalc() -> None:
             priority.update(self.state, self.clock(), self.fairshare.factors(self.clock()))

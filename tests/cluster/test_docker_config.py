@@ -148,6 +148,21 @@ def test_home_and_token_belong_to_the_user_alone(tmp_path, monkeypatch):
     assert (tmp_path / "home" / "dave" / "mine").exists()
 
 
+def test_associations_are_written_once_and_an_operator_is_marked(tmp_path):
+    from minislurm.core.accounts import parse_accounts
+    accounts = tmp_path / "accounts.conf"
+    alice, teacher = users.User("alice", 1001, 1001), users.User("teacher", 1002, 1002)
+    assert users.associate(alice, accounts=accounts) and not users.associate(alice, accounts=accounts)
+    assert users.associate(teacher, accounts=accounts)
+    assert users.associate(teacher, operator=True, accounts=accounts)  # made an operator later
+    assert not users.associate(teacher, operator=True, accounts=accounts)
+    assert not users.associate(teacher, accounts=accounts)  # adding again does not demote
+    tree = parse_accounts(accounts.read_text())
+    assert tree.operators() == {"teacher"}
+    assert {a.user for a in tree.users()} == {"alice", "teacher"}
+    assert {a.account for a in tree.users()} == {"default"}
+
+
 # -- refusals, before anything starts ------------------------------------------------------------
 @pytest.fixture
 def fake_bin(tmp_path, monkeypatch):

@@ -183,10 +183,28 @@ def test_students_submit_as_themselves_with_one_uid_everywhere(cluster):
     r = cluster.run("scancel", str(job_id), user="alice")
     assert r.returncode == 1 and "Access/permission denied" in r.stderr
     assert cluster.run("scancel", str(job_id), user="bob").returncode == 0
-    # Fair share is per user: both have used the cluster.
-    shares = cluster.run("sshare", "-a", "-P").stdout
-    users = {line.split("|")[1] for line in shares.splitlines()[1:]}
-    assert {"alice", "bob"} <= users, shares
+
+
+def test_the_instructor_is_an_operator_and_fair_share_is_per_student(cluster, healthy):
+    """After students alice and bob (above): an instructor who may act on every job, and a
+    student who used more of the cluster has the lower fair-share factor."""
+    added, errors = cluster.add_users("teacher", operator=True)
+    assert not errors and added[0][0] == "teacher"
+    accounts = cluster.run("cat", "/etc/slurm/accounts.conf").stdout.splitlines()
+    assert "User=teacher Account=default Fairshare=1 AdminLevel=Operator" in accounts
+    assert "User=alice Account=default Fairshare=1" in accounts
+    held = sbatch(cluster, "--hold", "--wrap", "true", cwd=cluster.home / "alice", user="alice")
+    assert cluster.run("scancel", str(held), user="teacher").returncode == 0
+    assert finished(cluster, held)["state"] == "CANCELLED"
+    # alice keeps 16 CPUs busy for 3 s; bob runs a moment on one.
+    heavy = sbatch(cluster, "-n16", "--wrap", "sleep 3", cwd=cluster.home / "alice", user="alice")
+    light = sbatch(cluster, "--wrap", "true", cwd=cluster.home / "bob", user="bob")
+    assert finished(cluster, heavy)["state"] == finished(cluster, light)["state"] == "COMPLETED"
+    header, *rows = cluster.run("sshare", "-a", "-P").stdout.splitlines()
+    col = header.split("|")
+    factor = {r.split("|")[col.index("User")]: float(r.split("|")[col.index("FairShare")])
+              for r in rows if r.split("|")[col.index("User")] in ("alice", "bob")}
+    assert factor["alice"] < factor["bob"], rows
 
 
 # -- training across containers, and a crash -------------------------------------------------------

@@ -60,11 +60,20 @@ def test_user_line_for_an_unknown_account_creates_it_under_root():
     ("Account=root\n", "accounts.conf line 1: account 'root' already exists"),
     ("User=u Account=a\nAccount=a Parent=root\n", "accounts.conf line 2: account 'a' already exists"),
     ("User=u Account=a\n\nUser=u Account=a\n", "accounts.conf line 3: user 'u' is already in account 'a'"),
+    ("User=u Account=a AdminLevel=boss\n",
+     "accounts.conf line 1: AdminLevel must be None, Operator or Administrator, not 'boss'"),
 ])
 def test_parse_errors_name_the_line(text, message):
     with pytest.raises(AccountsError) as err:
         parse_accounts(text)
     assert str(err.value) == message
+
+
+def test_admin_levels_make_operators():
+    tree = parse_accounts("User=teacher Account=staff AdminLevel=Operator\nUser=head Account=staff AdminLevel=admin\n"
+                          "User=alice Account=class\nUser=bob Account=class AdminLevel=None\n")
+    assert tree.operators() == {"teacher", "head"}
+    assert tree.nodes[("class", "alice")].admin == "None"
 
 
 def test_parse_error_uses_the_given_path():
