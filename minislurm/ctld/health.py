@@ -1,8 +1,9 @@
 """Node health the way Slurm does it: the controller pings, agents answer.
 
 Every SlurmdTimeout/3 seconds each agent is pinged.  A missed ping marks the node NOT_RESPONDING
-(sinfo's ``*``; it gets no new work).  A node silent for SlurmdTimeout goes DOWN with reason
-``Not responding`` and its jobs are requeued or failed.  With ReturnToService=1 a node that was
+(sinfo's ``*``; it gets no new work).  A node silent for SlurmdTimeout since its last answer goes
+DOWN with reason ``Not responding`` (within a quarter second, however slow the ping rounds)
+and its jobs are requeued or failed.  With ReturnToService=1 a node that was
 DOWN only for not responding comes back when it answers again; with 2, any DOWN node does.
 
 An answer lists the jobs the agent is running.  Any the controller did not give that node (a
@@ -32,10 +33,27 @@ def ping_interval(ctl: "Controller") -> float:
     return max(0.5, timeout / 3) if timeout else 100.0
 
 
+OVERDUE_CHECK = 0.25  # seconds between looks for nodes silent for SlurmdTimeout
+
+
 async def health_loop(ctl: "Controller") -> None:
     for agent in ctl.agents.values():
         agent.last_response = ctl.clock()
+    # Silence is judged on its own clock, not only after a ping round: a round waits for its
+    # slowest ping (an address that no longer answers takes the whole ping timeout), so
+    # judging after rounds alone would mark a dead node DOWN up to two rounds late.
+    ctl.spawn(ctl.every(OVERDUE_CHECK, lambda: overdue(ctl)))
     await ctl.every(ping_interval(ctl), lambda: ping_all(ctl))
+
+
+async def overdue(ctl: "Controller") -> None:
+    """Every node silent for SlurmdTimeout since its last answer goes DOWN now."""
+    timeout, now = ctl.config.slurmd_timeout, ctl.clock()
+    if not timeout:
+        return
+    for name, agent in ctl.agents.items():
+        if not ctl.state.nodes.down[ctl.state.nodes.index[name]] and now - agent.last_response >= timeout:
+            await silent(ctl, name, now)
 
 
 async def ping_all(ctl: "Controller") -> None:
