@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-unit test-labs test-book book bench grade-demo grader-image cluster-image real-slurm clean
+.PHONY: demo test test-unit test-labs test-book book bench grade-demo grader-image cluster-image docker-cluster real-slurm clean
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -80,6 +80,11 @@ grader-image: $(STAMP)
 # when it is missing.
 cluster-image: $(STAMP)
 	docker/minislurm/build.sh
+
+# minislurm's docker cluster, 4 nodes x 8 GPUs (the README's docker line): builds the image when
+# missing, returns when every node is idle.  Then `.venv/bin/minislurm cluster shell`.
+docker-cluster: $(STAMP)
+	$(VENV)/bin/minislurm cluster up --docker
 
 # The real-Slurm twin (docker/slurm): Debian's Slurm 22.05 in containers, a controller, nodes c1
 # and c2 (4 fake GPUs each) and a login node.  Builds the image (cached when unchanged) and starts

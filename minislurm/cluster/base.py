@@ -76,6 +76,10 @@ class Cluster:
             if item.is_file():
                 shutil.copy(item, Path(folder) / item.name)
 
+    def slurm_conf(self) -> str:
+        """The slurm.conf the cluster runs with."""
+        raise NotImplementedError
+
     def write_file(self, path: Path, text: str, mode: int = 0o644) -> None:
         """Create a file in a :meth:`workdir`, as the user's own."""
         Path(path).write_text(text)

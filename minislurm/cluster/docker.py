@@ -267,6 +267,10 @@ class DockerCluster(Cluster):
         subprocess.run(self.exec_argv("tar", "-x", cwd=folder), input=tar.stdout, capture_output=True, check=True,
                        timeout=60)
 
+    def slurm_conf(self) -> str:
+        """What the controller wrote on the etc volume (every container reads it)."""
+        return (self.volume_path("etc") / "slurm.conf").read_text()
+
     def write_file(self, path: Path, text: str, mode: int = 0o644) -> None:
         path = Path(path)
         argv = self.exec_argv("sh", "-c", 'cat > "$1" && chmod "$2" "$1"', "sh", path.name, f"{mode:o}", cwd=path.parent)

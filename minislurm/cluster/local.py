@@ -201,6 +201,9 @@ class LocalCluster(Cluster):
     def client(self, token: str | None = None) -> Client:
         return Client(self.conf_path, token)
 
+    def slurm_conf(self) -> str:
+        return self.conf_path.read_text()
+
     def _controller_gone(self) -> str | None:
         if "slurmctld" in self.procs and self.procs["slurmctld"].poll() is not None:
             return f"slurmctld exited; see {self.dir / 'log' / 'slurmctld.log'}"

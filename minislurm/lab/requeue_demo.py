@@ -67,7 +67,8 @@ def requeue_demo(sh, *, steps: int = 20, every: int = 5, kill_at: int = 7, step_
     victim = sh.job(job)["batch_host"]  # a one-node job: the node its script runs on
     sh.cluster.kill_node(victim)
     if show:
-        print(f"# {victim} crashed after step {kill_at}; its agent and the job's processes are gone\n")
+        how = "docker kill: its container" if sh.cluster.kind == "docker" else "its agent"
+        print(f"# {victim} crashed after step {kill_at} ({how} and the job's processes are gone)\n")
     sh.until(lambda: sh.job(job)["restart_count"] >= 1, timeout=60, what="the requeue")
     sh.wait(job, timeout=60)
     if show:
