@@ -68,6 +68,8 @@ x-node: &role
   image: ${{MINISLURM_IMAGE:-{image}}}
   networks: [cluster]
   stop_grace_period: 10s
+  deploy:
+    endpoint_mode: dnsrr  # Swarm: a name is its container's address, not a virtual one (any port works)
   environment: &env
     NODE_NAMES: "{hostlist}"
     GPUS_PER_NODE: ${{GPUS_PER_NODE:-8}}

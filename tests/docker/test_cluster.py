@@ -355,3 +355,51 @@ def test_cluster_up_env_shell_and_down_from_the_command_line(built, tmp_path):
     assert down.returncode == 0 and down.stdout.startswith("minislurm docker cluster is down")
     assert not leftovers(DockerCluster(dir=folder).project)
     print(f"cluster up --docker, 4 nodes x 8 GPUs, from a built image to all idle: {seconds:.1f} s")
+
+
+# -- the same compose file as a Swarm stack ------------------------------------------------------
+def _swarm_state() -> str:
+    return engine.docker("info", "--format", "{{.Swarm.LocalNodeState}}").stdout.strip()
+
+
+def test_the_compose_file_deploys_as_a_swarm_stack(built, tmp_path):
+    """One host made a swarm of one, when swarm mode starts here (and no swarm is running that
+    is not ours to touch); left as it was found."""
+    from minislurm.cluster.compose import Shape, compose_yaml
+    if _swarm_state() != "inactive":
+        pytest.skip(f"this engine's swarm is {_swarm_state()}: not ours to change")
+    networks_before = set(engine.docker("network", "ls", "--format", "{{.Name}}").stdout.split())
+    init = engine.docker("swarm", "init", "--advertise-addr", "127.0.0.1", check=False)
+    if init.returncode:
+        pytest.skip(f"swarm mode does not start here: {init.stderr.strip()}")
+    stack = f"msd-swarm-{os.getpid()}"
+    (tmp_path / "compose.yaml").write_text(compose_yaml(Shape(nodes=2)))
+    env = {**os.environ, "GPUS_PER_NODE": "4", "CPUS_PER_NODE": "4", "MEM_PER_NODE": "8000"}  # no .env: the shell's
+    try:
+        r = subprocess.run(["docker", "stack", "deploy", "-c", str(tmp_path / "compose.yaml"), stack], env=env,
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+
+        def login() -> str:
+            return engine.docker("ps", "-q", "--filter", f"label=com.docker.swarm.service.name={stack}_login").stdout.strip()
+
+        def sh(command: str, cwd: str = "/home/student") -> subprocess.CompletedProcess:
+            return subprocess.run(["docker", "exec", "-u", "1000:1000", "-e", "HOME=/home/student", "-w", cwd, login(),
+                                   "bash", "-c", command], capture_output=True, text=True, timeout=120)
+        until(lambda: login() and sh("sinfo -h -o '%D %t'").stdout == "2 idle\n", 120, "the stack's nodes idle",
+              step=0.5)
+        assert sorted(sh("srun -N2 hostname").stdout.split()) == ["gpu01", "gpu02"]
+        r = sh("srun -N2 --ntasks-per-node=2 --gres=gpu:2 python train_ddp.py --steps 5 --ckpt-every 5",
+               cwd="/home/student/examples/ddp")
+        assert r.returncode == 0 and "done: 5 steps" in r.stdout, r.stdout + r.stderr
+        assert sh("sinfo -h -N -o '%N %c %G'").stdout == "gpu01 4 gpu:4\ngpu02 4 gpu:4\n"
+    finally:
+        engine.docker("stack", "rm", stack, check=False)
+        until(lambda: not engine.docker("ps", "-aq", "--filter", f"label=com.docker.stack.namespace={stack}").stdout
+              .strip(), 60, "the stack's containers to go")
+        volumes = engine.docker("volume", "ls", "-q", "--filter", f"label=com.docker.stack.namespace={stack}").stdout
+        until(lambda: engine.docker("volume", "rm", *volumes.split(), check=False).returncode == 0
+              if volumes.split() else True, 30, "the stack's volumes to be removed")
+        engine.docker("swarm", "leave", "--force", check=False)
+        if "docker_gwbridge" not in networks_before:
+            engine.docker("network", "rm", "docker_gwbridge", check=False)
