@@ -62,7 +62,8 @@ def up(args, shape: dict) -> int:
             cluster = DockerCluster(shape["nodes"], shape["gpus_per_node"], shape["cpus_per_node"], shape["mem"],
                                     dir=folder, gpu=args.gpu, jupyter_port=args.jupyter_port)
         cluster.up(timeout=120)
-        cluster.write_shims()
+        from minislurm.cli.env import write_docker_shims
+        write_docker_shims(cluster)
     except (EngineError, TimeoutError, RuntimeError, OSError, ValueError) as exc:
         return _fail(str(exc))
     _usage(cluster, f"minislurm docker cluster is up: {cluster.describe()}")

@@ -32,6 +32,26 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def write_docker_shims(cluster) -> Path:
+    """``bin/sbatch``, ... in the docker cluster's folder: each runs its command on the login
+    node as the lab user, in the folder of /home matching this shell's (else the user's home)."""
+    from minislurm.cluster.base import COMMANDS
+    folder = cluster.dir / "bin"
+    folder.mkdir(parents=True, exist_ok=True)
+    home = shlex.quote(str(cluster.home))
+    run = shlex.join(cluster.exec_argv("COMMAND", cwd="/WD")[3:]).replace("/WD", '"$wd"')
+    for name in COMMANDS:
+        (folder / name).write_text(
+            f"#!/bin/sh\n# {name} on the login node of the docker cluster {cluster.project} (minislurm env --docker)\n"
+            f"home={home}\n"
+            f'case $PWD in "$home") wd=/home ;; "$home"/*) wd="/home/${{PWD#"$home"/}}" ;; *) wd=/home/{cluster.user} ;; '
+            f"esac\n"
+            f"if [ -t 0 ] && [ -t 1 ]; then t=-t; else t=; fi\n"
+            f"exec docker exec -i $t {run.replace('COMMAND', name)} \"$@\"\n")
+        (folder / name).chmod(0o755)
+    return folder
+
+
 def docker_env(folder: str | None) -> int:
     from minislurm.cluster.docker import DEFAULT_DIR as DOCKER_DIR, DockerCluster
     from minislurm.cluster.engine import EngineError
@@ -41,7 +61,7 @@ def docker_env(folder: str | None) -> int:
               file=sys.stderr)
         return 1
     try:
-        bin_dir = DockerCluster.from_dir(folder).write_shims()
+        bin_dir = write_docker_shims(DockerCluster.from_dir(folder))
     except EngineError as exc:
         print(f"minislurm env: error: {exc}", file=sys.stderr)
         return 1

@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-import shlex
 import subprocess
 from pathlib import Path
 
 from minislurm.client import Client
 from minislurm.cluster import compose, engine
-from minislurm.cluster.base import COMMANDS, Cluster, shape_text, wait_for
+from minislurm.cluster.base import Cluster, shape_text, wait_for
 from minislurm.cluster.container import render_conf
 from minislurm.core.slurmconf import parse_slurm_conf
 
@@ -236,24 +235,6 @@ class DockerCluster(Cluster):
         """As :meth:`Cluster.run`, on the login node, as the lab user (or ``user``)."""
         return subprocess.run(self.exec_argv(*argv, cwd=cwd, env=env, user=user), input=input, text=True,
                               capture_output=True, check=check, timeout=timeout)
-
-    def write_shims(self) -> Path:
-        """``bin/sbatch``, ... that run the command on the login node as the lab user, in the
-        folder of /home matching this shell's (else the user's home): ``minislurm env --docker``."""
-        folder = self.dir / "bin"
-        folder.mkdir(parents=True, exist_ok=True)
-        home = shlex.quote(str(self.home))
-        run = shlex.join(self.exec_argv("COMMAND", cwd="/WD")[3:]).replace("/WD", '"$wd"')
-        for name in COMMANDS:
-            (folder / name).write_text(
-                f"#!/bin/sh\n# {name} on the login node of the docker cluster {self.project} (minislurm env --docker)\n"
-                f"home={home}\n"
-                f'case $PWD in "$home") wd=/home ;; "$home"/*) wd="/home/${{PWD#"$home"/}}" ;; *) wd=/home/{self.user} ;; '
-                f"esac\n"
-                f"if [ -t 0 ] && [ -t 1 ]; then t=-t; else t=; fi\n"
-                f"exec docker exec -i $t {run.replace('COMMAND', name)} \"$@\"\n")
-            (folder / name).chmod(0o755)
-        return folder
 
     def workdir(self, name: str = "work") -> Path:
         """``/home/<user>/<name>``, made by the user on the login node; its path on this host."""
