@@ -27,4 +27,7 @@ cp -r "$ROOT/pyproject.toml" "$ROOT/README.md" "$ROOT/data" "$ROOT/examples" "$R
 tar -C "$ROOT" --exclude=__pycache__ -c minislurm | tar -C "$ctx/minislurm" -x
 find "$ctx/minislurm" -name '.ipynb_checkpoints' -prune -exec rm -rf {} +
 echo "== image $IMAGE"
-docker build --network none --build-arg BASE="$BASE" -t "$IMAGE" -f "$ROOT/docker/minislurm/Dockerfile" "$@" "$ctx"
+# Labelled with a digest of the sources, so `minislurm cluster up --docker` knows a stale image.
+source=$("$PY" "$ROOT/minislurm/cluster/engine.py" --source-hash "$ROOT")
+docker build --network none --build-arg BASE="$BASE" --label "minislurm.source=$source" -t "$IMAGE" \
+    -f "$ROOT/docker/minislurm/Dockerfile" "$@" "$ctx"

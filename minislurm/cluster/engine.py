@@ -8,6 +8,7 @@ use, GPUs asked for that the host does not have.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -77,13 +78,38 @@ def compose_command() -> list[str]:
                       f"minislurm needs docker compose v2 or docker-compose 1.27 or newer")
 
 
+SOURCES = ("minislurm", "examples", "labs", "data")  # what the image holds of the project, hashed
+LABEL = "minislurm.source"
+
+
+def source_hash(root: Path) -> str:
+    """A digest of the project's files the image is built from (build.sh labels the image with
+    it), so a cluster never starts on an image older than the code that starts it."""
+    digest = hashlib.sha256()
+    for top in SOURCES:
+        for path in sorted((root / top).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts and ".ipynb_checkpoints" not in path.parts:
+                digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
 def image_exists(image: str) -> bool:
     return docker("image", "inspect", image, check=False).returncode == 0
 
 
+def image_is_current(image: str) -> bool:
+    """The image exists and holds these sources (an image built elsewhere, without the
+    project's tree here to compare, counts as current)."""
+    r = docker("image", "inspect", "-f", f'{{{{index .Config.Labels "{LABEL}"}}}}', image, check=False)
+    if r.returncode:
+        return False
+    return not BUILD_SCRIPT.exists() or r.stdout.strip() == source_hash(BUILD_SCRIPT.parents[2])
+
+
 def ensure_image(image: str, *, quiet: bool = True) -> bool:
-    """Build ``image`` (docker/minislurm/build.sh) when it is missing; True if it was built."""
-    if image_exists(image):
+    """Build ``image`` (docker/minislurm/build.sh) when it is missing or older than the sources
+    (Docker's cache makes that a matter of seconds); True if it was built."""
+    if image_is_current(image):
         return False
     if not BUILD_SCRIPT.exists():
         raise EngineError(f"no image {image}, and no docker/minislurm/build.sh here to build it (build it from "
@@ -91,7 +117,8 @@ def ensure_image(image: str, *, quiet: bool = True) -> bool:
     if not image_exists(BASE) and shutil.which("debootstrap") is None:
         raise EngineError(f"no image {image} and no base image {BASE}: building it needs debootstrap "
                           f"(apt-get install debootstrap)")
-    print(f"minislurm cluster: building the image {image} (a few minutes, once)", file=sys.stderr, flush=True)
+    why = "minislurm changed since it was built" if image_exists(image) else "a few minutes, once"
+    print(f"minislurm cluster: building the image {image} ({why})", file=sys.stderr, flush=True)
     env = {**os.environ, "IMAGE": image, "PY": sys.executable}
     out = subprocess.DEVNULL if quiet else None
     r = subprocess.run(["sh", str(BUILD_SCRIPT), "-q"], env=env, stdout=out, stderr=subprocess.PIPE, text=True)
@@ -126,3 +153,10 @@ def check_port(port: int) -> None:
             s.bind(("127.0.0.1", port))
         except OSError:
             raise EngineError(f"port {port} is in use on this host: choose another (--jupyter-port)") from None
+
+
+if __name__ == "__main__":  # build.sh: python engine.py --source-hash ROOT
+    if sys.argv[1:2] == ["--source-hash"] and len(sys.argv) == 3:
+        print(source_hash(Path(sys.argv[2])))
+    else:
+        sys.exit("usage: engine.py --source-hash ROOT")

@@ -254,3 +254,24 @@ def test_cluster_up_refuses_in_one_line_and_leaves_nothing(fake_bin, tmp_path, c
 def test_gpu_flag_without_docker_is_refused(capsys, tmp_path):
     assert main(["cluster", "up", "--gpu", "--dir", str(tmp_path)]) == 1
     assert "are for docker clusters (add --docker)" in capsys.readouterr().err
+
+
+def test_a_stale_image_is_rebuilt(fake_bin, tmp_path, monkeypatch):
+    """build.sh labels the image with a digest of the sources; cluster up rebuilds an image
+    whose label differs (the code changed since), and leaves a current one alone."""
+    root = Path(__file__).resolve().parents[2]
+    current = engine.source_hash(root)
+    assert len(current) == 16 and current == engine.source_hash(root)
+    fake_bin("docker", f'case "$*" in *"image inspect -f"*) echo "$LABEL_SEEN" ;; *) exit 0 ;; esac')
+    monkeypatch.setenv("LABEL_SEEN", current)
+    assert engine.image_is_current("minislurm-cluster:latest")
+    monkeypatch.setenv("LABEL_SEEN", "0123456789abcdef")
+    assert not engine.image_is_current("minislurm-cluster:latest")
+    # Any change to the files the image holds changes the digest.
+    for name in engine.SOURCES:
+        (tmp_path / name).mkdir(parents=True)
+    (tmp_path / "minislurm" / "a.py").write_text("x = 1\n")
+    before = engine.source_hash(tmp_path)
+    (tmp_path / "minislurm" / "a.py").write_text("x = 2\n")
+    assert engine.source_hash(tmp_path) != before
+    assert "minislurm.source=$source" in (root / "docker" / "minislurm" / "build.sh").read_text()
