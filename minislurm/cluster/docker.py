@@ -142,6 +142,7 @@ class DockerCluster(Cluster):
         """Start (or start again) every container; return once every node is idle (with
         ``idle=False``, once every agent has registered: a drained node stays drained)."""
         self.check()
+        existed = self.exists()
         compose.write(self.dir, self.shape, gpu=self.gpu, why=" for this cluster")
         try:
             self.compose("up", "-d", "--remove-orphans")
@@ -154,9 +155,16 @@ class DockerCluster(Cluster):
                                      for n in api.call("GET", "/nodes")["nodes"]), timeout,
                          "every node's agent to register")
         except BaseException:
-            self.down()
+            if not existed:  # a failed start leaves nothing; a cluster that was there (its
+                self.down()  # jobs, its users' /home) is never removed by a failed resume
             raise
         return self
+
+    def exists(self) -> bool:
+        """Whether Docker holds anything of this cluster (containers or volumes)."""
+        label = f"label={LABEL}={self.project}"
+        return bool(engine.docker("ps", "-aq", "--filter", label, check=False).stdout.strip()
+                    or engine.docker("volume", "ls", "-q", "--filter", label, check=False).stdout.strip())
 
     def running(self) -> list[str]:
         """The cluster's containers that run now."""

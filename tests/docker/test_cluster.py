@@ -312,6 +312,17 @@ def test_clean_shutdown_and_reboot_return_the_node(cluster, healthy):
           30, "gpu02 rebooted and idle")
 
 
+def test_a_failed_start_removes_only_what_it_made(cluster, tmp_path):
+    fresh = DockerCluster(1, 2, 4, 8000, dir=tmp_path / "fresh", build=False)
+    with pytest.raises(TimeoutError):
+        fresh.up(timeout=0)  # gives up at once, after `compose up` made it all
+    assert not leftovers(fresh.project)
+    again = DockerCluster(2, 8, 16, 32_000, dir=cluster.dir, build=False)  # the running cluster
+    with pytest.raises(TimeoutError):
+        again.up(timeout=0)
+    assert len(cluster.running()) == 4 and cluster.run("sinfo", "-h", "-o", "%D %t").stdout == "2 idle\n"
+
+
 # -- GPU mode and the command line --------------------------------------------------------------
 def test_gpu_mode_without_gpus_drains_the_node_with_slurms_message(built, tmp_path):
     c = DockerCluster(1, 2, 4, 8000, dir=tmp_path / "gpu", build=False, gpus_from="nvidia-smi")
