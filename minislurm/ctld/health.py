@@ -18,6 +18,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from minislurm.core.states import JobState
+from minislurm.lifecycle import every
 
 if TYPE_CHECKING:
     from minislurm.ctld.controller import Controller
@@ -35,7 +36,7 @@ def ping_interval(ctl: "Controller") -> float:
 async def health_loop(ctl: "Controller") -> None:
     for agent in ctl.agents.values():
         agent.last_response = ctl.clock()
-    await ctl.every(ping_interval(ctl), lambda: ping_all(ctl))
+    await every(ping_interval(ctl), lambda: ping_all(ctl), log)
 
 
 async def ping_all(ctl: "Controller") -> None:
