@@ -28,7 +28,7 @@ ctx=$(mktemp -d)
 trap 'rm -rf "$ctx"' EXIT
 # What grading runs: minislurm's runtime requirements, otter and the Jupyter kernel.  Left out:
 # torch (no lab trains; the labs' jobs are bash), the book, the lab runner and the test tools.
-grep -vE '^(torch|jupyter-book|jupyterlab|nbval|pytest|hypothesis)==' "$ROOT/requirements.txt" \
+grep -vE '^(torch|jupyter-book|jupyterlab|nbval|pytest|hypothesis|schemathesis)==' "$ROOT/requirements.txt" \
     > "$ctx/requirements.txt"
 # The wheels are chosen for the base image's Python and C library (bookworm: 3.11.2, glibc 2.36),
 # at .venv's versions except where one needs a newer Python than the image has.

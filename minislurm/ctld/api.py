@@ -34,6 +34,10 @@ PREFIX = "/api/v1"
 PUBLIC = {("GET", "/ping"), ("GET", "/openapi.json")}
 MIN_JOB_AGE = 300.0  # seconds a finished job stays visible to squeue
 AUTH_INVALID = "Invalid authentication credential"
+CTL = web.AppKey("ctl", Controller)
+USER = web.RequestKey("user", str)  # who the token names: a user, or a node on agent routes
+PATH, QUERY, BODY = web.RequestKey("path", dict), web.RequestKey("query", dict), web.RequestKey("body", dict)
+REQUEST_ID = web.RequestKey("request_id", str)
 
 
 def _error(status: int, message: str, headers: dict | None = None) -> web.Response:
@@ -56,12 +60,12 @@ def _authenticate(request: web.Request, route: tuple[str, str] | None) -> web.Re
     if not header.startswith("Bearer "):
         return _error(401, f"{AUTH_INVALID}: no token (set SLURM_JWT or run `scontrol token`)")
     try:
-        claims = request.app["ctl"].signer.verify(header[7:])
+        claims = request.app[CTL].signer.verify(header[7:])
     except AuthError as exc:
         return _error(401, f"{AUTH_INVALID}: {exc}")
     if _agent_route(route) != ("node" in claims):
         return _error(403, errors.ACCESS_DENIED)
-    request["user"] = claims.get("sun") or claims.get("node")
+    request[USER] = claims.get("sun") or claims.get("node")
     return None
 
 
@@ -71,13 +75,13 @@ async def _serve(request: web.Request, handler) -> web.StreamResponse:
         refused = _authenticate(request, route)
         if refused is not None:
             return refused
-        store = request.app["ctl"].store
+        store = request.app[CTL].store
         if request.method != "GET" and not _agent_route(route) and store.failure is not None:
             return _error(503, f"{errors.STATE_SAVE_FAILED}: {store.failure}")
     if route in ROUTES:
-        request["path"], request["query"] = validate.params(route, request.match_info, request.query)
+        request[PATH], request[QUERY] = validate.params(route, request.match_info, request.query)
         raw = await request.read()
-        request["body"] = validate.body(route, validate.parse_json(raw) if raw.strip() else None)
+        request[BODY] = validate.body(route, validate.parse_json(raw) if raw.strip() else None)
     return await handler(request)
 
 
@@ -91,7 +95,7 @@ def _status(exc: SlurmError) -> int:
 async def guard(request: web.Request, handler):
     """Authenticate, validate, and answer every failure as JSON; never let one kill the daemon."""
     rid = secrets.token_hex(6)
-    request["request_id"] = rid
+    request[REQUEST_ID] = rid
     try:
         response = await _serve(request, handler)
     except SlurmError as exc:  # a refused request: Slurm's text
@@ -110,16 +114,16 @@ async def guard(request: web.Request, handler):
 
 
 def _ctl(request: web.Request) -> Controller:
-    return request.app["ctl"]
+    return request.app[CTL]
 
 
 def _job_id(request: web.Request) -> int:
-    return request["path"]["job_id"]
+    return request[PATH]["job_id"]
 
 
 # -- jobs ----------------------------------------------------------------------------------
 async def submit(request: web.Request) -> web.Response:
-    ids = await _ctl(request).submit(request["user"], request["body"])
+    ids = await _ctl(request).submit(request[USER], request[BODY])
     return web.json_response({"job_id": ids[0], "job_ids": ids})
 
 
@@ -127,7 +131,7 @@ async def list_jobs(request: web.Request) -> web.Response:
     """The jobs squeue and scontrol show: filtered here by ids, states, users and partitions.
     With ``fields=a,b,...`` only those keys, as ``columns`` in that order (see job_columns):
     squeue over 10,000 jobs needs a few columns, not every view in full."""
-    ctl, q = _ctl(request), request["query"]
+    ctl, q = _ctl(request), request[QUERY]
     await ctl.settled()
     now = ctl.clock()
     ids, states = set(q.get("ids", ())), set(q.get("states", ()))
@@ -164,7 +168,7 @@ async def job_alive(request: web.Request) -> web.Response:
     """The srun that owns an allocation is still there (InactiveLimit)."""
     ctl = _ctl(request)
     job = ctl.job(_job_id(request))
-    ctl.may_modify(request["user"], job)
+    ctl.may_modify(request[USER], job)
     ctl.heard_from(job)
     return web.json_response({"ok": True, "state": job.state.name})
 
@@ -173,11 +177,11 @@ async def wait_job(request: web.Request) -> web.Response:
     """Long poll: answers when the job leaves PENDING (or ends), or after ``timeout`` seconds."""
     ctl = _ctl(request)
     job = ctl.job(_job_id(request))
-    if request["user"] == job.user:
+    if request[USER] == job.user:
         ctl.heard_from(job)
     await ctl.settled()
-    until = request["query"].get("until", "start")
-    timeout = request["query"].get("timeout", 30.0)
+    until = request[QUERY].get("until", "start")
+    timeout = request[QUERY].get("timeout", 30.0)
     done = (lambda: job.state is not JobState.PENDING) if until == "start" else (lambda: job.state.finished)
     if not done():
         await ctl.wait_change(job.job_id, timeout)
@@ -185,42 +189,42 @@ async def wait_job(request: web.Request) -> web.Response:
 
 
 async def cancel(request: web.Request) -> web.Response:
-    ctl, body = _ctl(request), request["body"]
-    await actions.cancel(ctl, request["user"], ctl.ids_of(request["user"], body.get("uid", 0), 0)[0],
+    ctl, body = _ctl(request), request[BODY]
+    await actions.cancel(ctl, request[USER], ctl.ids_of(request[USER], body.get("uid", 0), 0)[0],
                          _job_id(request),
                          body.get("signal"), body.get("target"))
     return web.json_response({"ok": True})
 
 
 async def requeue(request: web.Request) -> web.Response:
-    body = request["body"]
-    await actions.requeue(_ctl(request), request["user"], _job_id(request), bool(body.get("hold")))
+    body = request[BODY]
+    await actions.requeue(_ctl(request), request[USER], _job_id(request), bool(body.get("hold")))
     return web.json_response({"ok": True})
 
 
 async def hold(request: web.Request) -> web.Response:
-    body = request["body"]
-    await actions.hold(_ctl(request), request["user"], _job_id(request), body.get("kind"))
+    body = request[BODY]
+    await actions.hold(_ctl(request), request[USER], _job_id(request), body.get("kind"))
     return web.json_response({"ok": True})
 
 
 async def release(request: web.Request) -> web.Response:
-    await actions.release(_ctl(request), request["user"], _job_id(request))
+    await actions.release(_ctl(request), request[USER], _job_id(request))
     return web.json_response({"ok": True})
 
 
 async def update_job(request: web.Request) -> web.Response:
-    await actions.update_job(_ctl(request), request["user"], _job_id(request), request["body"])
+    await actions.update_job(_ctl(request), request[USER], _job_id(request), request[BODY])
     return web.json_response({"ok": True})
 
 
 async def complete_allocation(request: web.Request) -> web.Response:
     """The owner of an interactive allocation (srun outside a job) is done with it."""
-    ctl, body = _ctl(request), request["body"]
+    ctl, body = _ctl(request), request[BODY]
     job = ctl.job(_job_id(request))
-    ctl.may_modify(request["user"], job)
+    ctl.may_modify(request[USER], job)
     if job.state is JobState.PENDING:
-        await actions.cancel(ctl, request["user"], ctl.ids_of(request["user"], body.get("uid", 0), 0)[0],
+        await actions.cancel(ctl, request[USER], ctl.ids_of(request[USER], body.get("uid", 0), 0)[0],
                              job.job_id)
     elif job.state is JobState.RUNNING and not ctl.live[job.job_id].batch:
         await ctl.job_ended(job.job_id, job.restart_count, exit_code=body.get("exit_code", 0),
@@ -229,13 +233,13 @@ async def complete_allocation(request: web.Request) -> web.Response:
 
 
 async def create_step(request: web.Request) -> web.Response:
-    return web.json_response(await steps.create(_ctl(request), request["user"], _job_id(request),
-                                                request["body"]))
+    return web.json_response(await steps.create(_ctl(request), request[USER], _job_id(request),
+                                                request[BODY]))
 
 
 async def complete_step(request: web.Request) -> web.Response:
-    body = request["body"]
-    await steps.complete(_ctl(request), request["user"], _job_id(request), request["path"]["step_id"],
+    body = request[BODY]
+    await steps.complete(_ctl(request), request[USER], _job_id(request), request[PATH]["step_id"],
                          body.get("exit_code", 0), body.get("signal", 0))
     return web.json_response({"ok": True})
 
@@ -246,8 +250,8 @@ async def list_nodes(request: web.Request) -> web.Response:
 
 
 async def update_nodes(request: web.Request) -> web.Response:
-    body = request["body"]
-    await actions.update_node(_ctl(request), request["user"], body["names"], body.get("state"),
+    body = request[BODY]
+    await actions.update_node(_ctl(request), request[USER], body["names"], body.get("state"),
                               body.get("reason"))
     return web.json_response({"ok": True})
 
@@ -258,7 +262,7 @@ async def list_partitions(request: web.Request) -> web.Response:
 
 
 async def acct(request: web.Request) -> web.Response:
-    ctl, q = _ctl(request), request["query"]
+    ctl, q = _ctl(request), request[QUERY]
     rows = accounting.query(ctl, job_ids=q.get("jobs") or None, user=q.get("user") or None,
                             since=q.get("since"), duplicates=q.get("duplicates") == "1")
     return web.json_response({"records": rows})
@@ -288,9 +292,9 @@ async def shares(request: web.Request) -> web.Response:
 
 # -- tokens, config, reservations -----------------------------------------------------------
 async def token(request: web.Request) -> web.Response:
-    ctl, body = _ctl(request), request["body"]
-    user = body.get("username") or request["user"]
-    if user != request["user"] and request["user"] not in ctl.operators:
+    ctl, body = _ctl(request), request[BODY]
+    user = body.get("username") or request[USER]
+    if user != request[USER] and request[USER] not in ctl.operators:
         raise SlurmError(errors.ACCESS_DENIED)
     lifespan = int(body.get("lifespan") or DEFAULT_LIFESPAN)
     return web.json_response({"token": ctl.signer.user_token(user, lifespan), "user": user})
@@ -308,37 +312,37 @@ async def list_reservations(request: web.Request) -> web.Response:
 
 async def create_reservation(request: web.Request) -> web.Response:
     ctl = _ctl(request)
-    if request["user"] not in ctl.operators:
+    if request[USER] not in ctl.operators:
         raise SlurmError(errors.ACCESS_DENIED)
-    return web.json_response({"name": await reservations.create(ctl, request["body"])})
+    return web.json_response({"name": await reservations.create(ctl, request[BODY])})
 
 
 async def update_reservation(request: web.Request) -> web.Response:
     ctl = _ctl(request)
-    if request["user"] not in ctl.operators:
+    if request[USER] not in ctl.operators:
         raise SlurmError(errors.ACCESS_DENIED)
-    await reservations.update(ctl, request["path"]["name"], request["body"])
+    await reservations.update(ctl, request[PATH]["name"], request[BODY])
     return web.json_response({"ok": True})
 
 
 async def delete_reservation(request: web.Request) -> web.Response:
     ctl = _ctl(request)
-    if request["user"] not in ctl.operators:
+    if request[USER] not in ctl.operators:
         raise SlurmError(errors.ACCESS_DENIED)
-    await reservations.delete(ctl, request["path"]["name"])
+    await reservations.delete(ctl, request[PATH]["name"])
     return web.json_response({"ok": True})
 
 
 # -- agents ------------------------------------------------------------------------------------
 async def agent_register(request: web.Request) -> web.Response:
-    body = request["body"]
-    if body["name"] != request["user"] or body["name"] not in _ctl(request).state.nodes.index:
+    body = request[BODY]
+    if body["name"] != request[USER] or body["name"] not in _ctl(request).state.nodes.index:
         raise SlurmError(errors.INVALID_NODE_NAME)
     return web.json_response(await health.register(_ctl(request), body))
 
 
 async def agent_job_ended(request: web.Request) -> web.Response:
-    body = request["body"]
+    body = request[BODY]
     fresh = await _ctl(request).job_ended(body["job_id"], body["inc"],
                                           exit_code=body.get("exit_code", 0), signal=body.get("signal", 0))
     return web.json_response({"ok": True, "fresh": fresh})
@@ -357,7 +361,7 @@ async def openapi(request: web.Request) -> web.Response:
 
 def make_app(ctl: Controller) -> web.Application:
     app = web.Application(middlewares=[guard], client_max_size=MAX_BODY)
-    app["ctl"] = ctl
+    app[CTL] = ctl
     r = app.router
     routes = [
         ("GET", "/ping", ping), ("GET", "/openapi.json", openapi), ("GET", "/config", config),

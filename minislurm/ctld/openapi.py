@@ -76,7 +76,7 @@ def build(app, prefix: str) -> dict:
         if not path or not path.startswith(prefix) or route.method == "HEAD":
             continue
         rel = path[len(prefix):]
-        spec = ROUTES[(route.method, rel)]
+        spec = ROUTES.get((route.method, rel), {})
         doc = (route.handler.__doc__ or route.handler.__name__.replace("_", " ")).strip().splitlines()[0]
         op: dict = {"summary": doc, "operationId": route.handler.__name__,
                     "responses": {"200": {"description": "OK"},

@@ -105,7 +105,7 @@ JOB_SPEC = _object({
     "dependency": {"x-slurm-error": errors.DEPENDENCY, "type": ["object", "null"], "additionalProperties": False, "required": ["terms"], "properties": {
         "terms": _list({"type": "array", "prefixItems": [
             {"enum": ["after", "afterany", "afterok", "afternotok", "aftercorr", "afterburstbuffer", "singleton"],
-             "description": "a dependency type"}, JOB_IDS], "items": False, "minItems": 2,
+             "description": "a dependency type"}, _list(_int(0, MAX_U32), 1000)], "items": False, "minItems": 2,
             "description": "[type, [job ids]]"}, 1000, min_items=1),
         "any_of": {"type": "boolean"}}},
     "array": {"x-slurm-error": INVALID_ARRAY, "type": ["object", "null"], "additionalProperties": False, "required": ["indices"], "properties": {

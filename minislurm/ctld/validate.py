@@ -13,11 +13,12 @@ Query and path values are strings on the wire: each is converted by its schema's
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, ValidationError
 from jsonschema.validators import extend
 
 from minislurm.core import errors
@@ -26,12 +27,27 @@ from minislurm.ctld.schema import MAX_DEPTH, PATH_PARAMS, ROUTES
 
 _WORDS = {"integer": "an integer", "number": "a number", "string": "a string", "boolean": "true or false",
           "array": "a list", "object": "an object", "null": "null"}
-_INT = re.compile(r"-?[0-9]{1,20}")
-_NUM = re.compile(r"-?[0-9]{1,20}(\.[0-9]{0,20})?([eE][-+]?[0-9]{1,3})?")
+_INT = re.compile(r"-?[0-9]{1,40}")
+_NUM = re.compile(r"-?[0-9]{1,40}(\.[0-9]{0,40})?([eE][-+]?[0-9]{1,3})?")
+
+
+
+@functools.cache
+def _regex(pattern: str) -> re.Pattern:
+    """A schema pattern with ECMA-262's meaning, which JSON Schema uses: a final ``$`` is the end
+    of the text (Python's ``$`` also matches before a final newline: "gpu01\\n" would pass)."""
+    return re.compile(pattern[:-1] + r"\Z" if pattern.endswith("$") and not pattern.endswith("\\$") else pattern)
+
+
+def _pattern(validator, pattern: str, instance, schema):
+    if validator.is_type(instance, "string") and not _regex(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
 
 # JSON's integers only: 2.0 is a number, never a count (a float would reach range() and lists).
-_Validator = extend(Draft202012Validator, type_checker=Draft202012Validator.TYPE_CHECKER.redefine(
-    "integer", lambda _, x: isinstance(x, int) and not isinstance(x, bool)))
+_Validator = extend(Draft202012Validator, validators={"pattern": _pattern},
+                    type_checker=Draft202012Validator.TYPE_CHECKER.redefine(
+                        "integer", lambda _, x: isinstance(x, int) and not isinstance(x, bool)))
 
 
 class RequestError(SlurmError):
@@ -104,6 +120,8 @@ def _name(part) -> str:
 
 def _explain(error, root: dict, where: list) -> RequestError:
     """Slurm's text (or ours) for the first thing wrong with a value."""
+    if where == ["job_id"]:  # no such job can exist: Slurm's plain answer, as for an unknown id
+        return RequestError(errors.INVALID_JOB_ID, status=404)
     path = [*where, *error.absolute_path]
     kind, schema, why = error.validator, error.schema, error.schema.get("description")
     if kind == "additionalProperties":
@@ -129,18 +147,17 @@ def _explain(error, root: dict, where: list) -> RequestError:
         reason = why and f"expected {why}" or f"needs at least {schema['minItems']} item(s)"
     elif kind == "uniqueItems":
         reason = "has repeated items"
-    elif kind == "propertyNames":
-        reason = f"invalid name {_name(error.instance)}"
+    elif "propertyNames" in error.relative_schema_path:  # a key of a map (environment, extra)
+        reason = f"invalid name {str(error.instance)[:40]!r}" + (f" (expected {why})" if why else "")
     else:  # pattern, enum, const, anyOf, items (a tuple too long) ...
         reason = f"expected {why}" if why else "is invalid"
     field = ".".join(_name(p) for p in path) or "body"
     slurm = _slurm_text(root, error.absolute_path)
-    status = 404 if where == ["job_id"] else 400
     if slurm:
-        return RequestError(slurm, f"{field} {reason}", status)
+        return RequestError(slurm, f"{field} {reason}")
     if kind == "maxLength":
         return RequestError(errors.PATHNAME_TOO_LONG, f"{field} {reason}")
-    return RequestError(f"Invalid value for {field}", reason, status)
+    return RequestError(f"Invalid value for {field}", reason)
 
 
 def _convert(text: str, schema: dict, name: str):

@@ -30,7 +30,7 @@ class Api:
         headers = {"Authorization": f"Bearer {self.tokens[user]}"} if user else {}
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
         async with self.client.request(method, "/api/v1" + path, data=data, headers=headers, params=params) as r:
-            return r.status, await r.json(content_type=None), dict(r.headers)
+            return r.status, await r.json(content_type=None), r.headers.copy()
 
     async def ok(self, method: str, path: str, body=None, **kw) -> dict:
         status, reply, _ = await self.call(method, path, body, **kw)

@@ -61,7 +61,8 @@ def _fuzz(base: str, token: str, only: list[str], examples: int, report: Path) -
            "--max-examples", str(examples), "--request-timeout", "30", "--workers", "1",
            "--exclude-path-regex", "/wait$",  # a long poll: covered with a short timeout below
            "--report", "ndjson", "--report-dir", str(report), *only]
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    report.mkdir(parents=True)
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, cwd=report)  # its cache goes there
     sent, errors = 0, []
     for path in glob.glob(str(report / "*.ndjson")):
         for line in open(path):
