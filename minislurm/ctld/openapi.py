@@ -84,7 +84,8 @@ def build(app, prefix: str) -> dict:
         if (route.method, rel) in (("GET", "/ping"), ("GET", "/openapi.json")):
             op["security"] = []
         if "body" in spec:
-            op["requestBody"] = {"content": {"application/json": {"schema": spec["body"]}}}
+            op["requestBody"] = {"required": bool(spec["body"].get("required")),
+                                 "content": {"application/json": {"schema": spec["body"]}}}
         if (route.method, rel) in RESPONSES:
             op["responses"]["200"] = {"description": "OK", "content": {
                 "application/json": {"schema": RESPONSES[(route.method, rel)]}}}
