@@ -1,21 +1,14 @@
-"""The controller's HTTP/JSON API (described in ``openapi.json``, served by this API).
+"""The controller's HTTP/JSON API: one handler per route (described in ``openapi.json``).
 
-Every request carries ``Authorization: Bearer <token>``: a user token (``sun`` claim), or a
-node credential for the agents' routes; only ``GET /api/v1/ping`` and ``GET /api/v1/openapi.json``
-are open.  Then its path, query and body are checked against the route's schema
-(:mod:`minislurm.ctld.schema`), so handlers only see typed, bounded values.
-
-Errors come back as ``{"error": "<Slurm's text>"}``: 4xx for a refused request (a
-:class:`SlurmError`, or a schema violation), and nothing else.  Any other exception is a
-controller bug: it is logged with its traceback and a request id, answered 500 with that id,
-and the daemon goes on.  Every response carries the id in ``X-Request-Id``.
+Requests reach a handler only once :mod:`minislurm.ctld.edge` has authenticated them and checked
+their path, query and body against the route's schema, so handlers read typed values from
+``request[PATH]``, ``request[QUERY]`` and ``request[BODY]`` and raise only :class:`SlurmError`.
 """
 
 from __future__ import annotations
 
-import logging
+import json
 import math
-import secrets
 
 from aiohttp import web
 
@@ -23,94 +16,14 @@ from minislurm.core import errors
 from minislurm.core.errors import SlurmError
 from minislurm.core.states import JobState
 from minislurm.core.views import partition_view
-from minislurm.ctld import accounting, actions, health, reservations, steps, validate
-from minislurm.ctld.auth import DEFAULT_LIFESPAN, AuthError
+from minislurm.ctld import accounting, actions, health, reservations, steps
+from minislurm.ctld.auth import DEFAULT_LIFESPAN
 from minislurm.ctld.controller import Controller
+from minislurm.ctld.edge import BODY, CTL, PATH, PREFIX, QUERY, USER, guard
 from minislurm.ctld.present import full_job, job_columns, node_views
 from minislurm.ctld.schema import MAX_BODY, ROUTES
 
-log = logging.getLogger("minislurm.ctld")
-PREFIX = "/api/v1"
-PUBLIC = {("GET", "/ping"), ("GET", "/openapi.json")}
 MIN_JOB_AGE = 300.0  # seconds a finished job stays visible to squeue
-AUTH_INVALID = "Invalid authentication credential"
-CTL = web.AppKey("ctl", Controller)
-USER = web.RequestKey("user", str)  # who the token names: a user, or a node on agent routes
-PATH, QUERY, BODY = web.RequestKey("path", dict), web.RequestKey("query", dict), web.RequestKey("body", dict)
-REQUEST_ID = web.RequestKey("request_id", str)
-
-
-def _error(status: int, message: str, headers: dict | None = None) -> web.Response:
-    return web.json_response({"error": message}, status=status, headers=headers)
-
-
-def _route(request: web.Request) -> tuple[str, str] | None:
-    """(method, path below /api/v1) of the route the request matched; None for no route."""
-    resource = request.match_info.route.resource
-    path = resource.canonical if resource is not None else ""
-    return (request.method, path[len(PREFIX):]) if path.startswith(PREFIX + "/") else None
-
-
-def _agent_route(route: tuple[str, str] | None) -> bool:
-    return route is not None and route[1].startswith("/agents/")
-
-
-def _authenticate(request: web.Request, route: tuple[str, str] | None) -> web.Response | None:
-    header = request.headers.get("Authorization", "")
-    if not header.startswith("Bearer "):
-        return _error(401, f"{AUTH_INVALID}: no token (set SLURM_JWT or run `scontrol token`)")
-    try:
-        claims = request.app[CTL].signer.verify(header[7:])
-    except AuthError as exc:
-        return _error(401, f"{AUTH_INVALID}: {exc}")
-    if _agent_route(route) != ("node" in claims):
-        return _error(403, errors.ACCESS_DENIED)
-    request[USER] = claims.get("sun") or claims.get("node")
-    return None
-
-
-async def _serve(request: web.Request, handler) -> web.StreamResponse:
-    route = _route(request)
-    if route not in PUBLIC:
-        refused = _authenticate(request, route)
-        if refused is not None:
-            return refused
-        store = request.app[CTL].store
-        if request.method != "GET" and not _agent_route(route) and store.failure is not None:
-            return _error(503, f"{errors.STATE_SAVE_FAILED}: {store.failure}")
-    if route in ROUTES:
-        request[PATH], request[QUERY] = validate.params(route, request.match_info, request.query)
-        raw = await request.read()
-        request[BODY] = validate.body(route, validate.parse_json(raw) if raw.strip() else None)
-    return await handler(request)
-
-
-def _status(exc: SlurmError) -> int:
-    if isinstance(exc, validate.RequestError):
-        return exc.status
-    return 403 if exc.message == errors.ACCESS_DENIED else 404 if exc.message == errors.INVALID_JOB_ID else 400
-
-
-@web.middleware
-async def guard(request: web.Request, handler):
-    """Authenticate, validate, and answer every failure as JSON; never let one kill the daemon."""
-    rid = secrets.token_hex(6)
-    request[REQUEST_ID] = rid
-    try:
-        response = await _serve(request, handler)
-    except SlurmError as exc:  # a refused request: Slurm's text
-        response = _error(_status(exc), str(exc))
-    except web.HTTPException as exc:  # aiohttp's own refusals: no route, wrong method, body too big
-        if exc.status < 400:
-            raise
-        allow = {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else None
-        text = f"Request too large (at most {MAX_BODY} bytes)" if exc.status == 413 else exc.reason
-        response = _error(exc.status, text, allow)
-    except Exception:  # noqa: BLE001 - a bug: logged and answered 500; the controller goes on
-        log.exception("request %s: %s %r failed", rid, request.method, request.path_qs[:200])
-        response = _error(500, f"Unexpected controller error (request {rid})")
-    response.headers["X-Request-Id"] = rid
-    return response
 
 
 def _ctl(request: web.Request) -> Controller:

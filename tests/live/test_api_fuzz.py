@@ -18,7 +18,6 @@ does the coverage phase, and users fuzz those routes too); ``MINISLURM_FUZZ_REPO
 from __future__ import annotations
 
 import base64
-import collections
 import glob
 import json
 import os
