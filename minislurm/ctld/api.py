@@ -176,9 +176,10 @@ async def list_partitions(request: web.Request) -> web.Response:
 
 async def acct(request: web.Request) -> web.Response:
     ctl, q = _ctl(request), request[QUERY]
-    rows = accounting.query(ctl, job_ids=q.get("jobs") or None, user=q.get("user") or None,
+    users = q.get("user") or []  # sacct -u alice,bob
+    rows = accounting.query(ctl, job_ids=q.get("jobs") or None, user=users[0] if len(users) == 1 else None,
                             since=q.get("since"), duplicates=q.get("duplicates") == "1")
-    return web.json_response({"records": rows})
+    return web.json_response({"records": [r for r in rows if not users or r["user"] in users]})
 
 
 async def priorities(request: web.Request) -> web.Response:

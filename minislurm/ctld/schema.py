@@ -111,7 +111,7 @@ JOB_SPEC = _object({
     "array": {"x-slurm-error": INVALID_ARRAY, "type": ["object", "null"], "additionalProperties": False, "required": ["indices"], "properties": {
         "indices": {"type": "array", "items": _int(0, MAX_ARRAY_SIZE - 1), "minItems": 1,
                     "maxItems": MAX_ARRAY_SIZE, "uniqueItems": True},
-        "max_running": _int(1, MAX_COUNT, null=True), "text": _text(MAX_NAME, pattern=NO_CONTROL)}},
+        "max_running": _int(1, MAX_COUNT, null=True), "text": _text(MAX_ARG, pattern=NO_CONTROL)}},
     "signal": {"type": ["array", "null"], "prefixItems": [_int(1, 0xFFFF), _int(0, 0xFFFF), {"type": "boolean"},
                                                           {"type": "boolean"}],
                "items": False, "minItems": 1, "description": "[signal, seconds, batch only, reservation]"},
@@ -187,7 +187,7 @@ ROUTES: dict[tuple[str, str], dict] = {
     ("POST", "/nodes/update"): {"body": _object({
         "names": _slurm(_list(NODE_NAME, MAX_NODES, min_items=1), errors.INVALID_NODE_NAME), "state": _text(32, null=True, pattern=NO_CONTROL),
         "reason": _text(MAX_NAME, null=True, pattern=NO_CONTROL)}, required=("names",))},
-    ("GET", "/acct"): {"query": {"jobs": JOB_IDS, "user": USER_NAME, "since": _num(0, MAX_EPOCH),
+    ("GET", "/acct"): {"query": {"jobs": JOB_IDS, "user": _list(USER_NAME, 1000), "since": _num(0, MAX_EPOCH),
                                  "duplicates": {"enum": ["0", "1"], "description": "0 or 1"}}},
     ("GET", "/priorities"): {}, ("GET", "/shares"): {},
     ("POST", "/token"): {"body": _object({

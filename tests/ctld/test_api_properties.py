@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import re
 
 import schemathesis
 from hypothesis import HealthCheck, given, settings
@@ -19,6 +20,8 @@ from hypothesis import strategies as st
 
 from minislurm.cluster.confgen import lab_config
 from minislurm.core.errors import SlurmError
+from minislurm.core.options import OptionError, parse_options
+from minislurm.core.spec import spec_to_dict
 from minislurm.ctld import accounting, validate
 from minislurm.ctld.api import PREFIX, make_app
 from minislurm.ctld.auth import Signer
@@ -56,6 +59,35 @@ def test_invalid_submissions_are_refused(case):
         validate.body(("POST", "/jobs"), _body(case))
     except validate.RequestError as exc:
         assert str(exc)
+
+
+_OPTION = st.sampled_from([
+    "-N", "2", "-N", "1-2", "-N", "5m", "-n", "8", "-c", "4", "--ntasks-per-node=2", "-t", "10", "-t", "1-0",
+    "-t", "UNLIMITED", "--time-min=5", "--gres=gpu:2", "--gres=gpu:a100:1,foo:3", "--gpus=3", "--gpus-per-node=a100:2",
+    "--gpus-per-task=1", "--mem=4G", "--mem-per-cpu=0", "--array=0-15:4%2", "--array=1,3,5-7", "-d", "afterok:1:2",
+    "-d", "singleton", "--begin=now+60", "--begin=2030-01-01", "--signal=B:USR1@90", "--signal=9",
+    "-w", "gpu[01-02]", "-x", "gpu01", "--exclusive", "--exclusive=user", "--oversubscribe", "-J", "INFINITE",
+    "-J", "train", "--nice=-5", "--nice", "--open-mode=append", "-o", "%x-%j.out", "-e", "none", "-i", "in.txt",
+    "--requeue", "--no-requeue", "-H", "--wait", "--parsable", "--comment=hi", "--export=NONE,A=1", "-p", "gpu",
+    "-A", "ml", "--reservation=r1", "--wrap", "true", "-D", "/tmp", "--constraint=a100", "--mail-type=END", "-v"])
+_SHAPE = r"expected (an? (integer|number|string|list|object)|true or false)|Unknown field|Missing field|items"
+_VALUE = st.one_of(st.integers(0, 10**12).map(str), st.text(max_size=8))
+
+
+@SETTINGS
+@given(words=st.lists(st.one_of(_OPTION, _VALUE), max_size=14))
+def test_what_sbatch_and_srun_send_the_schema_accepts_or_refuses_with_slurms_text(words):
+    """No option sbatch or srun accepts turns into a request of the wrong shape: the schema takes
+    it, or refuses a value (beyond Slurm's limits, or a control character in a name), never a type."""
+    for prog in ("sbatch", "srun"):
+        try:
+            spec = parse_options(words, prog=prog, now=1.75e9)[0]
+        except OptionError:
+            continue
+        try:
+            validate.body(("POST", "/jobs"), {"spec": spec_to_dict(spec)})
+        except validate.RequestError as exc:
+            assert not re.search(_SHAPE, str(exc)), (words, str(exc))
 
 
 def _body(case):
