@@ -64,57 +64,65 @@ def _slurm(schema: dict, message: str) -> dict:
     return {**schema, "x-slurm-error": message}
 
 
-NAME = _text(MAX_NAME, pattern=NO_CONTROL)
+NAME = _text(MAX_NAME)  # free text (a job name may hold any character but NUL; commands escape them)
 NODE_NAME = _text(256, pattern="^[A-Za-z0-9._-]+$", why="a node name (letters, digits, '.', '_', '-')")
 USER_NAME = _text(64, pattern="^[A-Za-z0-9_][A-Za-z0-9_.@-]*[$]?$", why="a user name")
 PATH = _text(MAX_PATH)
 FLAG = {"type": ["boolean", "null"]}
-TIME_LIMIT = {"x-slurm-error": errors.INVALID_TIME_LIMIT, "anyOf": [{"type": "number", "exclusiveMinimum": 0, "maximum": MAX_MINUTES},
-                        {"const": "INFINITE"}, {"type": "null"}],
-              "description": f"a number of minutes above 0 (at most {MAX_MINUTES}) or INFINITE"}
-GPUS = {"x-slurm-error": errors.INVALID_GRES, "type": ["array", "null"], "prefixItems": [_text(64, null=True, pattern=NO_CONTROL), _int(0, MAX_COUNT)],
-        "items": False, "minItems": 2, "description": "[type or null, count]"}
 JOB_IDS = _slurm(_list(_int(0, MAX_U32), 1000), errors.INVALID_JOB_ID)
 SIGNAL = _int(0, 64, null=True)
+EXIT_CODE = _int(0, 255)
+UID = _slurm(_int(0, MAX_U32), errors.USER_ID_MISSING)
 NODE_COUNT = _slurm(_int(0, MAX_U32, null=True), errors.INVALID_NODE_COUNT)
 TASK_COUNT = _slurm(_int(1, MAX_COUNT, null=True), errors.BAD_TASK_COUNT)
 NODE_LIST = _slurm(_list(NODE_NAME, MAX_NODES, null=True), errors.INVALID_NODE_NAME)
-UID = _slurm(_int(0, MAX_U32), errors.USER_ID_MISSING)
-EXIT_CODE = _int(0, 255)
+TIME_LIMIT = _slurm({"anyOf": [{"type": "number", "exclusiveMinimum": 0, "maximum": MAX_MINUTES},
+                               {"const": "INFINITE"}, {"type": "null"}],
+                     "description": f"a number of minutes above 0 (at most {MAX_MINUTES}) or INFINITE"},
+                    errors.INVALID_TIME_LIMIT)
+
+
+def _tuple(*items: dict, required: int, why: str, null: bool = False) -> dict:
+    """A JSON array of fixed shape (how tuples of the JobSpec travel)."""
+    return {"type": ["array", "null"] if null else "array", "prefixItems": list(items), "items": False,
+            "minItems": required, "description": why}
+
+
+GPUS = _slurm(_tuple(_text(64, null=True, pattern=NO_CONTROL), _int(0, MAX_COUNT), required=2,
+                     why="[type or null, count]", null=True), errors.INVALID_GRES)
+GRES = _slurm(_list(_tuple(_text(64, pattern="^[A-Za-z0-9_.-]+$", why="a GRES name"),
+                           _text(64, null=True, pattern=NO_CONTROL), _int(0, MAX_COUNT),
+                           required=3, why="[name, type or null, count]"), 64, null=True), errors.INVALID_GRES)
+DEPENDENCY = _slurm({"type": ["object", "null"], "additionalProperties": False, "required": ["terms"],
+                     "properties": {
+                         "terms": _list(_tuple({"enum": ["after", "afterany", "afterok", "afternotok", "aftercorr",
+                                                         "afterburstbuffer", "singleton"],
+                                                "description": "a dependency type"},
+                                               _list(_int(0, MAX_U32), 1000), required=2, why="[type, [job ids]]"),
+                                        1000, min_items=1),
+                         "any_of": {"type": "boolean"}}}, errors.DEPENDENCY)
+ARRAY = _slurm({"type": ["object", "null"], "additionalProperties": False, "required": ["indices"], "properties": {
+    "indices": {"type": "array", "items": _int(0, MAX_ARRAY_SIZE - 1), "minItems": 1,
+                "maxItems": MAX_ARRAY_SIZE, "uniqueItems": True},
+    "max_running": _int(1, MAX_COUNT, null=True), "text": _text(MAX_ARG, pattern=NO_CONTROL)}}, INVALID_ARRAY)
 
 JOB_SPEC = _object({
-    "job_name": _text(MAX_NAME, null=True, pattern=NO_CONTROL),
-    "partition": _slurm(_text(MAX_NAME, null=True, pattern=NO_CONTROL), errors.INVALID_PARTITION),
-    "account": _slurm(_text(MAX_NAME, null=True, pattern=NO_CONTROL), errors.INVALID_ACCOUNT),
-    "reservation": _slurm(_text(MAX_NAME, null=True, pattern=NO_CONTROL), errors.INVALID_RESERVATION),
-    "comment": _text(MAX_ARG, null=True),
-    "nodes_min": NODE_COUNT, "nodes_max": NODE_COUNT,
-    "ntasks": TASK_COUNT, "ntasks_per_node": TASK_COUNT,
+    "job_name": _text(MAX_NAME, null=True), "comment": _text(MAX_ARG, null=True),
+    "partition": _slurm(_text(MAX_NAME, null=True), errors.INVALID_PARTITION),
+    "account": _slurm(_text(MAX_NAME, null=True), errors.INVALID_ACCOUNT),
+    "reservation": _slurm(_text(MAX_NAME, null=True), errors.INVALID_RESERVATION),
+    "nodes_min": NODE_COUNT, "nodes_max": NODE_COUNT, "ntasks": TASK_COUNT, "ntasks_per_node": TASK_COUNT,
     "cpus_per_task": _int(1, MAX_COUNT, null=True),
     "mem_mb": _int(0, MAX_MB, null=True), "mem_per_cpu_mb": _int(0, MAX_MB, null=True),
-    "gres": _slurm(_list({"type": "array", "prefixItems": [_text(64, pattern="^[A-Za-z0-9_.-]+$", why="a GRES name"),
-                                                    _text(64, null=True, pattern=NO_CONTROL), _int(0, MAX_COUNT)],
-                   "items": False, "minItems": 3, "description": "[name, type or null, count]"}, 64, null=True),
-                   errors.INVALID_GRES),
-    "gpus": GPUS, "gpus_per_node": GPUS, "gpus_per_task": GPUS,
+    "gres": GRES, "gpus": GPUS, "gpus_per_node": GPUS, "gpus_per_task": GPUS,
     "time_limit_min": TIME_LIMIT, "time_min_min": TIME_LIMIT,
     "output": _text(MAX_PATH, null=True), "error": _text(MAX_PATH, null=True),
     "input": _text(MAX_PATH, null=True), "chdir": _text(MAX_PATH, null=True),
     "open_mode": {"enum": ["append", "truncate", None], "description": "append or truncate"},
     "requeue": FLAG, "exclusive": FLAG, "hold": FLAG, "parsable": FLAG, "wait": FLAG, "test_only": FLAG,
-    "dependency": {"x-slurm-error": errors.DEPENDENCY, "type": ["object", "null"], "additionalProperties": False, "required": ["terms"], "properties": {
-        "terms": _list({"type": "array", "prefixItems": [
-            {"enum": ["after", "afterany", "afterok", "afternotok", "aftercorr", "afterburstbuffer", "singleton"],
-             "description": "a dependency type"}, _list(_int(0, MAX_U32), 1000)], "items": False, "minItems": 2,
-            "description": "[type, [job ids]]"}, 1000, min_items=1),
-        "any_of": {"type": "boolean"}}},
-    "array": {"x-slurm-error": INVALID_ARRAY, "type": ["object", "null"], "additionalProperties": False, "required": ["indices"], "properties": {
-        "indices": {"type": "array", "items": _int(0, MAX_ARRAY_SIZE - 1), "minItems": 1,
-                    "maxItems": MAX_ARRAY_SIZE, "uniqueItems": True},
-        "max_running": _int(1, MAX_COUNT, null=True), "text": _text(MAX_ARG, pattern=NO_CONTROL)}},
-    "signal": {"type": ["array", "null"], "prefixItems": [_int(1, 0xFFFF), _int(0, 0xFFFF), {"type": "boolean"},
-                                                          {"type": "boolean"}],
-               "items": False, "minItems": 1, "description": "[signal, seconds, batch only, reservation]"},
+    "dependency": DEPENDENCY, "array": ARRAY,
+    "signal": _tuple(_int(1, 0xFFFF), _int(0, 0xFFFF), {"type": "boolean"}, {"type": "boolean"}, required=1,
+                     why="[signal, seconds, batch only, reservation]", null=True),
     "nice": _int(-MAX_NICE, MAX_NICE, null=True),
     "begin": _slurm(_num(0, MAX_EPOCH, null=True), errors.INVALID_TIME_VALUE),
     "nodelist": NODE_LIST, "exclude": NODE_LIST,
@@ -132,7 +140,7 @@ SUBMIT = _object({
                                       "description": "a variable name without '=' or NUL"}},
     "work_dir": PATH, "stdout": PATH, "stderr": PATH, "stdin": _text(MAX_PATH, null=True),
     "command": _text(MAX_ARG), "submit_host": _text(256, pattern=NO_CONTROL),
-    "default_name": _text(MAX_NAME, null=True, pattern=NO_CONTROL),
+    "default_name": _text(MAX_NAME, null=True),
     "uid": UID, "gid": _int(0, MAX_U32), "batch": {"type": "boolean"},
 }, required=("spec",))
 
@@ -170,7 +178,7 @@ ROUTES: dict[tuple[str, str], dict] = {
     ("POST", "/jobs/{job_id}/release"): {"body": NONE}, ("POST", "/jobs/{job_id}/alive"): {"body": NONE},
     ("POST", "/jobs/{job_id}/update"): {"body": {
         "type": "object", "maxProperties": 16, "propertyNames": {"maxLength": 64},
-        "additionalProperties": _text(MAX_NAME, pattern=NO_CONTROL),
+        "additionalProperties": _text(MAX_NAME),
         "description": "scontrol update Key=Value pairs: TimeLimit, Nice, Name/JobName, Partition"}},
     ("POST", "/jobs/{job_id}/complete"): {"body": _object({
         "uid": UID, "exit_code": EXIT_CODE, "signal": _int(0, 64)})},
@@ -180,13 +188,14 @@ ROUTES: dict[tuple[str, str], dict] = {
         "ntasks_per_node": _slurm(_int(1, MAX_NODES, null=True), errors.BAD_TASK_COUNT),
         "cpus_per_task": _int(1, MAX_COUNT, null=True),
         "gpus_per_node": _slurm(_int(0, MAX_COUNT, null=True), errors.INVALID_GRES), "nodelist": NODE_LIST,
-        "name": _text(MAX_NAME, null=True, pattern=NO_CONTROL), "overcommit": {"type": "boolean"}})},
+        "name": _text(MAX_NAME, null=True), "overcommit": {"type": "boolean"}})},
     ("POST", "/jobs/{job_id}/steps/{step_id}/complete"): {"body": _object({
         "exit_code": EXIT_CODE, "signal": _int(0, 64)})},
     ("GET", "/nodes"): {}, ("GET", "/partitions"): {},
     ("POST", "/nodes/update"): {"body": _object({
-        "names": _slurm(_list(NODE_NAME, MAX_NODES, min_items=1), errors.INVALID_NODE_NAME), "state": _text(32, null=True, pattern=NO_CONTROL),
-        "reason": _text(MAX_NAME, null=True, pattern=NO_CONTROL)}, required=("names",))},
+        "names": _slurm(_list(NODE_NAME, MAX_NODES, min_items=1), errors.INVALID_NODE_NAME),
+        "state": _text(32, null=True, pattern=NO_CONTROL), "reason": _text(MAX_NAME, null=True)},
+        required=("names",))},
     ("GET", "/acct"): {"query": {"jobs": JOB_IDS, "user": _list(USER_NAME, 1000), "since": _num(0, MAX_EPOCH),
                                  "duplicates": {"enum": ["0", "1"], "description": "0 or 1"}}},
     ("GET", "/priorities"): {}, ("GET", "/shares"): {},
@@ -214,4 +223,5 @@ ROUTES: dict[tuple[str, str], dict] = {
         required=("job_id", "inc"))},
 }
 
-PATH_PARAMS = {"job_id": _slurm(_int(0, MAX_U32), errors.INVALID_JOB_ID), "step_id": _int(0, MAX_U32), "name": RESERVATION_NAME}
+PATH_PARAMS = {"job_id": _slurm(_int(0, MAX_U32), errors.INVALID_JOB_ID), "step_id": _int(0, MAX_U32),
+               "name": RESERVATION_NAME}

@@ -64,8 +64,9 @@ BAD_SUBMISSIONS = [
     (good_job(dependency={"terms": [["afterok", ["1"]]]}), "Job dependency problem: "
                                                           "spec.dependency.terms.0.1.0 expected an integer"),
     (good_job(nodelist="gpu01"), "Invalid node name specified: spec.nodelist expected a list or null"),
-    (good_job(partition="gpu\n"), "Invalid partition name specified: spec.partition expected text "
-                                  "without control characters"),
+    (good_job(partition="gpu\x00"), "Invalid partition name specified: spec.partition expected text "
+                                    "without NUL characters"),
+    (good_job(partition="gpu\n"), "Invalid partition name specified"),  # Slurm's answer: no such partition
     (good_job(job_name="INFINITE", begin=float(2**40)), "Invalid time specified: spec.begin must be at most "
                                                         "4294967295"),
     (good_job(no_such_option=1), "Unknown field: spec.no_such_option"),
