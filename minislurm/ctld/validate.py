@@ -1,6 +1,6 @@
 """The API's one validation layer: a request's path, query and body against its route's schema.
 
-Runs before any handler (``guard`` in :mod:`minislurm.ctld.api`), so handlers see only typed,
+Runs before any handler (:mod:`minislurm.ctld.edge`), so handlers see only typed,
 bounded values and a refused request has changed nothing.  A failure is a
 :class:`RequestError` (HTTP 400, or 404 for a job id that cannot exist) whose text is Slurm's
 message when Slurm has one for the field (``Node count specification invalid``, ``Invalid job
@@ -29,7 +29,6 @@ _WORDS = {"integer": "an integer", "number": "a number", "string": "a string", "
           "array": "a list", "object": "an object", "null": "null"}
 _INT = re.compile(r"-?[0-9]{1,40}")
 _NUM = re.compile(r"-?[0-9]{1,40}(\.[0-9]{0,40})?([eE][-+]?[0-9]{1,3})?")
-
 
 
 @functools.cache
@@ -84,7 +83,7 @@ def parse_json(raw: bytes) -> object:
     return data
 
 
-_COMPILED: dict[int, _Validator] = {}
+_COMPILED: dict[int, _Validator] = {}  # by id() of the schema dicts of minislurm.ctld.schema, which live for good
 
 
 def _check(schema: dict, value, where: list) -> None:
@@ -160,12 +159,12 @@ def _explain(error, root: dict, where: list) -> RequestError:
     return RequestError(f"Invalid value for {field}", reason)
 
 
-def _convert(text: str, schema: dict, name: str):
+def _convert(text: str, schema: dict):
     """A query or path string as the type its schema names (left as text when it does not parse)."""
     types = schema.get("type", "string")
     types = types if isinstance(types, list) else [types]
     if "array" in types:
-        return [_convert(t, schema["items"], name) for t in text.split(",") if t]
+        return [_convert(t, schema["items"]) for t in text.split(",") if t]
     if "integer" in types and _INT.fullmatch(text):
         return int(text)
     if "number" in types and _NUM.fullmatch(text) and math.isfinite(float(text)):
@@ -178,7 +177,7 @@ def params(route: tuple[str, str], match_info, query) -> tuple[dict, dict]:
     path = {}
     for name, text in match_info.items():
         schema = PATH_PARAMS[name]
-        path[name] = _convert(text, schema, name)
+        path[name] = _convert(text, schema)
         _check(schema, path[name], [name])
     allowed = ROUTES[route].get("query", {})
     out = {}
@@ -188,7 +187,7 @@ def params(route: tuple[str, str], match_info, query) -> tuple[dict, dict]:
         values = query.getall(name)
         if len(values) > 1:
             raise RequestError(f"Invalid value for {_name(name)}", "given more than once")
-        out[name] = _convert(values[0], allowed[name], name)
+        out[name] = _convert(values[0], allowed[name])
         _check(allowed[name], out[name], [name])
     return path, out
 

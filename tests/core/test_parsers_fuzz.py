@@ -150,7 +150,8 @@ def test_batch_scripts(script):
 @settings(max_examples=300)
 @given(st.lists(st.one_of(
     st.sampled_from(["NodeName=gpu[01-04] CPUs=8 RealMemory=64000 Gres=gpu:4",
-                     "PartitionName=gpu Nodes=ALL Default=YES MaxTime=1-0", "GresTypes=gpu", "SchedulerType=sched/backfill",
+                     "PartitionName=gpu Nodes=ALL Default=YES MaxTime=1-0", "GresTypes=gpu",
+                     "SchedulerType=sched/backfill",
                      "NodeName=DEFAULT CPUs=4", "#minislurm: BackfillPolicy=easy", "SlurmdTimeout=300", "Include x"]),
     grammar("=ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789[]-,:# \\\""),
 ), max_size=8).map("\n".join), st.one_of(st.none(), grammar("=NameFileCountgpu/dev/nvidia0123[]-, \n")))

@@ -11,8 +11,9 @@ The node agents are stopped while the fuzzer runs, so none of the thousands of g
 go out as an operator, as a plain user, and (agent routes only) as a node.
 
 ``MINISLURM_FUZZ_EXAMPLES`` sets the examples per operation (default 5: about a minute; the
-submission, job update and reservation routes get ten times as many, and above 5 every run also
-does the coverage phase, and users fuzz those routes too); ``MINISLURM_FUZZ_REPORT=<file>`` appends the figures as a JSON line.
+submission, job update and reservation routes get ten times as many; above 5 every run also does
+the coverage phase, and users fuzz those routes too).  ``MINISLURM_FUZZ_REPORT=<file>`` appends
+the figures as a JSON line.
 """
 
 from __future__ import annotations
