@@ -85,6 +85,8 @@ async def hold(ctl: "Controller", user: str, job_id: int, kind: str | None = Non
     ctl.may_modify(user, job)
     if job.state is not JobState.PENDING:
         raise SlurmError("Job is no longer pending execution")
+    if kind == "admin" and user not in ctl.operators:  # only an operator's hold is an admin hold
+        raise SlurmError(errors.ACCESS_DENIED)
     job.hold = kind or ("admin" if user in ctl.operators and user != job.user else "user")
     job.priority = 0
     job.reason = Reason.HELD_ADMIN if job.hold == "admin" else Reason.HELD_USER

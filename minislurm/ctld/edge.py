@@ -3,7 +3,7 @@ answered as JSON whatever happens behind it.
 
 Only ``GET /api/v1/ping`` and ``GET /api/v1/openapi.json`` are open (the exact routes, not any
 path that ends the same way); a node credential is good for the agents' routes only, a user
-token for everything else.  Path, query and body are then checked (:mod:`minislurm.ctld.validate`)
+token for everything else (the controller's own token, the one agents obey, for nothing here).  Path, query and body are then checked (:mod:`minislurm.ctld.validate`)
 before a handler runs, so a handler only sees typed, bounded values.
 
 A :class:`SlurmError` (Slurm's refusal, or a schema violation) is a 4xx with Slurm's text.  Any
@@ -58,7 +58,9 @@ def _authenticate(request: web.Request, route: tuple[str, str] | None) -> web.Re
         claims = request.app[CTL].signer.verify(header[7:])
     except AuthError as exc:
         return _error(401, f"{AUTH_INVALID}: {exc}")
-    if _agent_route(route) != ("node" in claims):
+    # The agents' routes take a node credential, every other route a user token (the
+    # controller's own token, which agents obey, is for agents only).
+    if ("node" if _agent_route(route) else "sun") not in claims:
         return _error(403, errors.ACCESS_DENIED)
     request[USER] = claims.get("sun") or claims.get("node")
     return None

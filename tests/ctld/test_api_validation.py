@@ -287,3 +287,28 @@ def test_request_ids_differ_and_come_with_every_answer(tmp_path):
         ids.add((await api.call("GET", "/jobs/x"))[2]["X-Request-Id"])
         assert len(ids) == 6
     run(tmp_path, check)
+
+
+def test_the_controllers_own_token_and_node_tokens_act_as_no_user(tmp_path):
+    async def check(api):
+        signer = api.ctl.signer
+        for token in (signer.ctld_token(), signer.node_token("gpu01")):
+            api.tokens["daemon"] = token
+            for method, path, body in (("GET", "/jobs", None), ("POST", "/jobs", good_job()),
+                                       ("POST", "/token", {"username": "root"})):
+                status, reply, _ = await api.call(method, path, body, user="daemon")
+                assert (status, reply["error"]) == (403, "Access/permission denied"), (path, status, reply)
+        assert not api.ctl.state.jobs
+    run(tmp_path, check)
+
+
+def test_only_an_operator_puts_an_admin_hold(tmp_path):
+    async def check(api):
+        job_id = (await api.ok("POST", "/jobs", good_job(hold=True), user="alice"))["job_id"]
+        await api.ok("POST", f"/jobs/{job_id}/release", {}, user="alice")
+        status, reply, _ = await api.call("POST", f"/jobs/{job_id}/hold", {"kind": "admin"}, user="alice")
+        assert (status, reply["error"]) == (403, "Access/permission denied")
+        assert api.ctl.state.jobs[job_id].hold is None
+        await api.ok("POST", f"/jobs/{job_id}/hold", {"kind": "admin"}, user="root")
+        assert api.ctl.state.jobs[job_id].hold == "admin"
+    run(tmp_path, check)
