@@ -28,9 +28,14 @@ def report(name: str, figures: dict) -> None:
     print(f"\n{name}: {json.dumps(figures)}")
 
 
-def test_kill_9_at_random_moments_loses_nothing_acknowledged(live):
+def seeded() -> tuple[int, random.Random]:
+    """A seed (``MINISLURM_CHAOS_SEED`` replays a run) and the random source it makes."""
     seed = int(os.environ.get("MINISLURM_CHAOS_SEED") or time.time())
-    rng = random.Random(seed)
+    return seed, random.Random(seed)
+
+
+def test_kill_9_at_random_moments_loses_nothing_acknowledged(live):
+    seed, rng = seeded()
     runs = live.work / "runs-kill9"
     kills = 0
     with Workload(live, runs, seed, threads=CLIENTS) as load:
@@ -48,8 +53,7 @@ def test_kill_9_at_random_moments_loses_nothing_acknowledged(live):
 
 
 def test_soak_with_node_failures_and_controller_restarts(live):
-    seed = int(os.environ.get("MINISLURM_CHAOS_SEED") or time.time())
-    rng = random.Random(seed)
+    seed, rng = seeded()
     runs = live.work / "runs-soak"
     restarts = 0
     with Workload(live, runs, seed, threads=CLIENTS) as load:
