@@ -31,6 +31,7 @@ import threading
 import time
 from pathlib import Path
 
+from live import command_wall  # bench/live.py: the same timing of a whole command
 from minislurm.cluster import LocalCluster
 
 OTHERS = [f"student{i:02d}" for i in range(1, 10)]  # nine more users besides the one running this
@@ -64,16 +65,6 @@ def fill(c: LocalCluster, work: Path, users: list[str], upto: int, clients: int 
     return len(c.client().call("GET", "/jobs")["jobs"])
 
 
-def timed(c: LocalCluster, argv: list[str], runs: int, work: Path) -> tuple[list[float], str]:
-    out, text = [], ""
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        r = c.run(*argv, cwd=str(work))
-        out.append(time.perf_counter() - t0)
-        if r.returncode:
-            raise RuntimeError(f"{argv}: {r.stderr}")
-        text = r.stdout
-    return out, text
 
 
 def summary(xs: list[float]) -> dict:
@@ -105,12 +96,12 @@ def main() -> None:
                 some = c.client().call("GET", "/jobs", query={"user": me})["jobs"][len(OTHERS)]["job_id"]
                 commands = {"squeue": ["squeue"], "squeue -u": ["squeue", "-u", me],
                             "squeue -j": ["squeue", "-j", str(some)], "squeue --start": ["squeue", "--start"]}
-                timed(c, ["squeue"], 2, work)  # warm the page cache
+                command_wall(c, ["squeue"], 2, work)  # warm the page cache
                 row = {"jobs": total, "fill_s": round(filled, 1)}
                 for name, argv in commands.items():
-                    times, text = timed(c, argv, args.runs, work)
-                    row[name] = summary(times)
+                    row[name] = summary(command_wall(c, argv, args.runs, work))
                     if args.reference:
+                        text = c.run(*argv, cwd=str(work)).stdout
                         env = {"PYTHONPATH": os.pathsep.join([args.reference, os.environ.get("PYTHONPATH", "")])}
                         row[name]["same_as_reference"] = c.run(*argv, cwd=str(work), env=env).stdout == text
                 results[str(size)] = row

@@ -1,4 +1,6 @@
-"""When a daemon (controller or node agent) stops: on SIGTERM or SIGINT, as slurmctld and slurmd
+"""A daemon's life: when it stops, the tasks it owns, the work it does periodically.
+
+When a daemon (controller or node agent) stops: on SIGTERM or SIGINT, as slurmctld and slurmd
 do, or, with ``--exit-with-parent``, when the process that started it ends.  A cluster started
 from Python (a notebook's kernel, a test) then goes with it, even when that process is killed
 before it can stop the cluster; ``minislurm cluster up`` leaves the flag off, so its cluster
@@ -50,3 +52,19 @@ class Background:
     def cancel_all(self) -> None:
         for task in list(self._tasks):
             task.cancel()
+
+
+async def every(seconds: float, work, log: logging.Logger, *, first_after: bool = False) -> None:
+    """Call ``work`` (a function or a coroutine function) every ``seconds``, for good: an
+    exception is logged and the next round comes as usual, so one bad round never stops a
+    daemon's periodic duty (a backfill cycle, a node ping)."""
+    if first_after:
+        await asyncio.sleep(seconds)
+    while True:
+        try:
+            result = work()
+            if asyncio.iscoroutine(result):
+                await result
+        except Exception:  # noqa: BLE001 - a periodic loop outlives any one round
+            log.exception("periodic %s failed; it runs again in %g s", getattr(work, "__qualname__", work), seconds)
+        await asyncio.sleep(seconds)

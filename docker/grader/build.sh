@@ -13,7 +13,7 @@ ctx=$(mktemp -d)
 trap 'rm -rf "$ctx"' EXIT
 # What grading runs: minislurm's runtime requirements, otter and the Jupyter kernel.  Left out:
 # torch (no lab trains; the labs' jobs are bash), the book, the lab runner and the test tools.
-grep -vE '^(torch|jupyter-book|jupyterlab|nbval|pytest|hypothesis)==' "$ROOT/requirements.txt" \
+grep -vE '^(torch|jupyter-book|jupyterlab|nbval|pytest|hypothesis|schemathesis)==' "$ROOT/requirements.txt" \
     > "$ctx/requirements.txt"
 wheels "$ctx/requirements.txt" "$ctx" "setuptools>=68" wheel  # the last two: to install minislurm itself without the network
 mkdir "$ctx/minislurm"

@@ -16,7 +16,7 @@ ctx=$(mktemp -d)
 trap 'rm -rf "$ctx"' EXIT
 # What the roles run: minislurm's runtime, torch (the DDP example), JupyterLab and the widgets
 # (the labs on the login node).  Left out: the book, grading and the test tools.
-grep -vE '^(jupyter-book|nbval|otter-grader|pytest|hypothesis)==' "$ROOT/requirements.txt" > "$ctx/requirements.txt"
+grep -vE '^(jupyter-book|nbval|otter-grader|pytest|hypothesis|schemathesis)==' "$ROOT/requirements.txt" > "$ctx/requirements.txt"
 wheels "$ctx/requirements.txt" "$ctx"
 echo "== Debian packages"
 mkdir "$ctx/debs"

@@ -16,7 +16,7 @@ from minislurm.core.spec import spec_to_dict
 
 def _read_script(rest: list[str]) -> tuple[str, str | None]:
     if not rest or rest[0] == "-":
-        return sys.stdin.read(), None
+        return sys.stdin.buffer.read().decode("utf-8", "surrogateescape"), None  # its bytes as they are
     path = rest[0]
     try:  # newline="": the bytes as they are, so a DOS script's \r\n reaches check_script
         with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:

@@ -34,3 +34,7 @@ JOB_PENDING = "Job is pending execution"
 BATCH_ONLY = "Only batch jobs are accepted or processed"
 ALREADY_DONE = "Job/step already completing or completed"
 STATE_SAVE_FAILED = "Slurm controller cannot save its state, request refused"  # minislurm's own text
+INVALID_TIME_VALUE = "Invalid time specified"
+BAD_TASK_COUNT = "Task count specification invalid"
+USER_ID_MISSING = "Invalid user id"
+PATHNAME_TOO_LONG = "Pathname of a file, directory or other parameter too long"

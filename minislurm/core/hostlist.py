@@ -8,6 +8,7 @@ Only the trailing number of a name is ranged, as in Slurm; zero padding is kept.
 
 from __future__ import annotations
 
+import math
 import re
 
 MAX_RANGE = 65536  # MAX_SLURM_NODES: the largest range Slurm will expand
@@ -47,7 +48,7 @@ def _expand_ranges(body: str, expr: str) -> list[str]:
     out: list[str] = []
     for item in body.split(","):
         lo, sep, hi = item.partition("-")
-        if not lo.isdigit() or (sep and not hi.isdigit()):
+        if not _number(lo) or (sep and not _number(hi)):
             raise HostlistError(f"Invalid hostlist: {expr}")
         if not sep:
             out.append(lo)
@@ -61,14 +62,18 @@ def _expand_ranges(body: str, expr: str) -> list[str]:
 
 
 def expand(expr: str | None) -> list[str]:
-    """All host names of a hostlist expression, in order, duplicates kept."""
+    """All host names of a hostlist expression, in order, duplicates kept; at most MAX_RANGE
+    of them (``a[1-9999]b[1-9999]`` would be 10**8 names: refused before any is built)."""
     hosts: list[str] = []
     for part in _split_top(expr or ""):
+        groups = [_expand_ranges(m.group(1), expr) for m in _BRACKET.finditer(part)]
+        if len(hosts) + math.prod(len(g) for g in groups) > MAX_RANGE:
+            raise HostlistError(f"Invalid hostlist: {_short(expr)} (more than {MAX_RANGE} hosts)")
         names = [""]
         pos = 0
-        for m in _BRACKET.finditer(part):
+        for m, group in zip(_BRACKET.finditer(part), groups):
             literal = part[pos:m.start()]
-            names = [n + literal + r for n in names for r in _expand_ranges(m.group(1), expr)]
+            names = [n + literal + r for n in names for r in group]
             pos = m.end()
         tail = part[pos:]
         if "[" in tail or "]" in tail:
@@ -77,9 +82,18 @@ def expand(expr: str | None) -> list[str]:
     return hosts
 
 
+def _short(expr: str) -> str:
+    return expr if len(expr) <= 60 else expr[:57] + "..."
+
+
+def _number(text: str) -> bool:
+    """Digits a range may hold: ASCII, and few enough to be a number (not a 5000-digit text)."""
+    return text.isascii() and text.isdigit() and len(text) <= 18
+
+
 def _key(name: str) -> tuple[str, int | None, str]:
     m = _TRAILING_NUMBER.match(name)
-    if not m:
+    if not m or not _number(m.group(2)):  # such a suffix is not ranged: the name stays whole
         return name, None, ""
     return m.group(1), int(m.group(2)), m.group(2)
 

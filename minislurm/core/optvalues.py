@@ -52,9 +52,14 @@ def rejected(prog: str, message: str) -> OptionError:
 
 
 def strtol(text: str) -> tuple[int | None, str]:
-    """C strtol: blanks, a sign, digits; returns (value, rest) or (None, text) without digits."""
+    """C strtol: blanks, a sign, digits; returns (value, rest) or (None, text) without digits.
+    Out of range it saturates at LONG_MIN/LONG_MAX, as strtol does."""
     m = _STRTOL.match(text)
-    return (int(m.group(1)), text[m.end():]) if m else (None, text)
+    if not m:
+        return None, text
+    digits = m.group(1)
+    value = int(digits) if len(digits) <= 20 else (-1 if digits.startswith("-") else 1) * 2**63
+    return max(-2**63, min(value, 2**63 - 1)), text[m.end():]
 
 
 def parse_int(name: str, text: str, prog: str = "sbatch") -> int:

@@ -88,7 +88,8 @@ def expand_pattern(
         if digits and j == n:  # a width with nothing after it keeps only its last digit
             out.append(digits[-1])
             break
-        width = min(int(digits), MAX_WIDTH) if digits else 0
+        # the width is capped; a run of thousands of digits is not even read as a number
+        width = 0 if not digits else min(int(digits), MAX_WIDTH) if len(digits.lstrip("0")) <= 3 else MAX_WIDTH
         letter = pattern[j] if j < n else ""
         if letter in numbers:
             out.append(f"{numbers[letter]:0{width}d}")

@@ -128,14 +128,22 @@ def spec_to_dict(spec: JobSpec) -> dict:
     return out
 
 
+_TIMES = ("time_limit_min", "time_min_min")  # the only fields that may be INFINITE
+
+
 def spec_from_dict(data: dict) -> JobSpec:
-    """The inverse of :func:`spec_to_dict`; unknown keys are an error (a client bug)."""
+    """The inverse of :func:`spec_to_dict`; unknown keys are an error (a client bug).
+
+    The controller's API has checked ``data`` against its schema (minislurm.ctld.schema), so
+    this only rebuilds the tuples and records; it cannot fail on a valid request."""
     spec = JobSpec()
     names = {f.name for f in fields(JobSpec)}
     for key, value in data.items():
         if key not in names:
             raise ValueError(f"unknown job option '{key}'")
-        if value == _INF:
+        if value is None:  # not given: the default
+            continue
+        if key in _TIMES and value == _INF:
             value = float("inf")
         elif key == "gres":
             value = tuple(GresRequest(n, t, int(c)) for n, t, c in value)
@@ -145,7 +153,7 @@ def spec_from_dict(data: dict) -> JobSpec:
             value = SignalSpec(*value)
         elif key == "dependency":
             value = Dependency(tuple((k, tuple(ids)) for k, ids in value["terms"]), value.get("any_of", False))
-        elif key in ("gpus", "gpus_per_node", "gpus_per_task", "nodelist", "exclude") and value is not None:
+        elif key in ("gpus", "gpus_per_node", "gpus_per_task", "nodelist", "exclude"):
             value = tuple(value)
         setattr(spec, key, value)
     return spec

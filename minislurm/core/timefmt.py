@@ -7,6 +7,7 @@ import re
 from datetime import datetime, timedelta
 
 INFINITE = math.inf
+MAX_LIMIT_MINUTES = 2**32 - 2  # Slurm keeps limits as uint32 minutes (0xffffffff is INFINITE)
 
 
 def parse_time_limit(text: str) -> float:
@@ -15,6 +16,7 @@ def parse_time_limit(text: str) -> float:
     Accepts ``minutes``, ``minutes:seconds``, ``hours:minutes:seconds``, ``days-hours``,
     ``days-hours:minutes`` and ``days-hours:minutes:seconds``; ``-1``, ``INFINITE``,
     ``UNLIMITED`` and ``0`` mean no limit.  Seconds round up to the next minute, as in Slurm.
+    More than ``MAX_LIMIT_MINUTES`` (about 8000 years) is invalid.
     """
     s = text.strip()
     if s.upper() in ("INFINITE", "UNLIMITED", "-1"):
@@ -43,6 +45,8 @@ def parse_time_limit(text: str) -> float:
     total = ((days * 24 + h) * 60 + m) * 60 + sec
     if total == 0:
         return INFINITE
+    if total > MAX_LIMIT_MINUTES * 60:
+        raise ValueError(f"Invalid time specification: {text}")
     return float(math.ceil(total / 60))
 
 

@@ -7,6 +7,7 @@ refused request changes nothing.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from minislurm.core import errors
@@ -84,6 +85,8 @@ async def hold(ctl: "Controller", user: str, job_id: int, kind: str | None = Non
     ctl.may_modify(user, job)
     if job.state is not JobState.PENDING:
         raise SlurmError("Job is no longer pending execution")
+    if kind == "admin" and user not in ctl.operators:  # only an operator's hold is an admin hold
+        raise SlurmError(errors.ACCESS_DENIED)
     job.hold = kind or ("admin" if user in ctl.operators and user != job.user else "user")
     job.priority = 0
     job.reason = Reason.HELD_ADMIN if job.hold == "admin" else Reason.HELD_USER
@@ -109,6 +112,14 @@ async def release(ctl: "Controller", user: str, job_id: int) -> None:
     ctl.request_pass()
 
 
+def _nice(text: str) -> int:
+    """A Nice= value (the API's schema made it a short string): an integer within Slurm's range."""
+    value = text.strip()
+    if not re.fullmatch(r"[+-]?[0-9]{1,10}", value) or abs(int(value)) > 2147483645:
+        raise SlurmError("Invalid nice value, must be between -2147483645 and 2147483645")
+    return int(value)
+
+
 async def update_job(ctl: "Controller", user: str, job_id: int, fields: dict) -> None:
     """``scontrol update JobId=N Key=Value ...`` for TimeLimit, Nice, Name, Partition, Comment."""
     import math
@@ -131,7 +142,7 @@ async def update_job(ctl: "Controller", user: str, job_id: int, fields: dict) ->
                 raise SlurmError(errors.ACCESS_DENIED)
             changes["time_limit"] = limit
         elif k == "nice":
-            nice = int(value)
+            nice = _nice(value)
             if nice < 0 and not operator:
                 raise SlurmError(errors.ACCESS_DENIED)
             changes["nice"] = nice

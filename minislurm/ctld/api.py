@@ -1,14 +1,13 @@
-"""The controller's HTTP/JSON API (described in ``openapi.json`` beside this file).
+"""The controller's HTTP/JSON API: one handler per route (described in ``openapi.json``).
 
-Every request carries ``Authorization: Bearer <token>``: a user token (``sun`` claim), or a
-node credential for the agents' routes.  Errors come back as ``{"error": "<Slurm's text>"}``
-with a 4xx status; an unexpected failure is logged and answered 500, and the daemon goes on.
+Requests reach a handler only once :mod:`minislurm.ctld.edge` has authenticated them and checked
+their path, query and body against the route's schema, so handlers read typed values from
+``request[PATH]``, ``request[QUERY]`` and ``request[BODY]`` and raise only :class:`SlurmError`.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import math
 
 from aiohttp import web
@@ -18,75 +17,26 @@ from minislurm.core.errors import SlurmError
 from minislurm.core.states import JobState
 from minislurm.core.views import partition_view
 from minislurm.ctld import accounting, actions, health, reservations, steps
-from minislurm.ctld.auth import DEFAULT_LIFESPAN, AuthError
+from minislurm.ctld.auth import DEFAULT_LIFESPAN
 from minislurm.ctld.controller import Controller
+from minislurm.ctld.edge import BODY, CTL, PATH, PREFIX, QUERY, USER, guard
 from minislurm.ctld.present import full_job, job_columns, node_views
+from minislurm.ctld.schema import MAX_BODY, ROUTES
 
-log = logging.getLogger("minislurm.ctld")
-PREFIX = "/api/v1"
 MIN_JOB_AGE = 300.0  # seconds a finished job stays visible to squeue
-AUTH_INVALID = "Invalid authentication credential"
-
-
-def _error(status: int, message: str) -> web.Response:
-    return web.json_response({"error": message}, status=status)
-
-
-@web.middleware
-async def guard(request: web.Request, handler):
-    """Authenticate, and turn every failure into a JSON error instead of a dead daemon."""
-    ctl: Controller = request.app["ctl"]
-    if not request.path.endswith(("/ping", "/openapi.json")):
-        header = request.headers.get("Authorization", "")
-        if not header.startswith("Bearer "):
-            return _error(401, f"{AUTH_INVALID}: no token (set SLURM_JWT or run `scontrol token`)")
-        try:
-            claims = ctl.signer.verify(header[7:])
-        except AuthError as exc:
-            return _error(401, f"{AUTH_INVALID}: {exc}")
-        agent_route = request.path.startswith(PREFIX + "/agents/")
-        if agent_route != ("node" in claims):
-            return _error(403, errors.ACCESS_DENIED)
-        request["user"] = claims.get("sun") or claims.get("node")
-        if request.method != "GET" and not agent_route and ctl.store.failure is not None:
-            return _error(503, f"{errors.STATE_SAVE_FAILED}: {ctl.store.failure}")
-    try:
-        return await handler(request)
-    except SlurmError as exc:
-        status = 403 if exc.message == errors.ACCESS_DENIED else 404 if exc.message == errors.INVALID_JOB_ID else 400
-        return _error(status, str(exc))
-    except web.HTTPException:
-        raise
-    except (ValueError, KeyError, TypeError, AttributeError, json.JSONDecodeError) as exc:
-        return _error(400, f"Malformed request: {exc}")
-    except Exception:  # noqa: BLE001 - the controller must outlive any one request
-        log.exception("request %s %s failed", request.method, request.path)
-        return _error(500, "Unexpected controller error (see the controller log)")
-
-
-async def _body(request: web.Request) -> dict:
-    if not request.can_read_body:
-        return {}
-    data = await request.json()
-    if not isinstance(data, dict):
-        raise ValueError("the body must be a JSON object")
-    return data
 
 
 def _ctl(request: web.Request) -> Controller:
-    return request.app["ctl"]
+    return request.app[CTL]
 
 
 def _job_id(request: web.Request) -> int:
-    try:
-        return int(request.match_info["job_id"])
-    except ValueError:
-        raise SlurmError(errors.INVALID_JOB_ID) from None
+    return request[PATH]["job_id"]
 
 
 # -- jobs ----------------------------------------------------------------------------------
 async def submit(request: web.Request) -> web.Response:
-    ids = await _ctl(request).submit(request["user"], await _body(request))
+    ids = await _ctl(request).submit(request[USER], request[BODY])
     return web.json_response({"job_id": ids[0], "job_ids": ids})
 
 
@@ -94,13 +44,12 @@ async def list_jobs(request: web.Request) -> web.Response:
     """The jobs squeue and scontrol show: filtered here by ids, states, users and partitions.
     With ``fields=a,b,...`` only those keys, as ``columns`` in that order (see job_columns):
     squeue over 10,000 jobs needs a few columns, not every view in full."""
-    ctl, q = _ctl(request), request.query
+    ctl, q = _ctl(request), request[QUERY]
     await ctl.settled()
     now = ctl.clock()
-    ids = {int(x) for x in q.get("ids", "").split(",") if x}
-    states = {s for s in q.get("states", "").split(",") if s}
-    users = set(q["user"].split(",")) if q.get("user") else None
-    parts = set(q["partition"].split(",")) if q.get("partition") else None
+    ids, states = set(q.get("ids", ())), set(q.get("states", ()))
+    users = set(q["user"]) if q.get("user") else None
+    parts = set(q["partition"]) if q.get("partition") else None
     shown = now - MIN_JOB_AGE
     jobs = [job for job in (ctl.state.jobs.values() if not ids else
                             (j for j in ctl.state.jobs.values() if j.job_id in ids or j.array_job_id in ids))
@@ -108,7 +57,7 @@ async def list_jobs(request: web.Request) -> web.Response:
             and (not states or job.state.name in states) and (users is None or job.user in users)
             and (parts is None or job.partition in parts)]
     if q.get("fields"):
-        keys = q["fields"].split(",")
+        keys = q["fields"]
         return _json({"now": now, "count": len(jobs), "fields": keys, "columns": job_columns(ctl, jobs, keys)})
     return _json({"jobs": [full_job(ctl, job) for job in jobs], "now": now})
 
@@ -132,7 +81,7 @@ async def job_alive(request: web.Request) -> web.Response:
     """The srun that owns an allocation is still there (InactiveLimit)."""
     ctl = _ctl(request)
     job = ctl.job(_job_id(request))
-    ctl.may_modify(request["user"], job)
+    ctl.may_modify(request[USER], job)
     ctl.heard_from(job)
     return web.json_response({"ok": True, "state": job.state.name})
 
@@ -141,11 +90,11 @@ async def wait_job(request: web.Request) -> web.Response:
     """Long poll: answers when the job leaves PENDING (or ends), or after ``timeout`` seconds."""
     ctl = _ctl(request)
     job = ctl.job(_job_id(request))
-    if request["user"] == job.user:
+    if request[USER] == job.user:
         ctl.heard_from(job)
     await ctl.settled()
-    until = request.query.get("until", "start")
-    timeout = min(float(request.query.get("timeout", 30)), 300.0)
+    until = request[QUERY].get("until", "start")
+    timeout = request[QUERY].get("timeout", 30.0)
     done = (lambda: job.state is not JobState.PENDING) if until == "start" else (lambda: job.state.finished)
     if not done():
         await ctl.wait_change(job.job_id, timeout)
@@ -153,59 +102,58 @@ async def wait_job(request: web.Request) -> web.Response:
 
 
 async def cancel(request: web.Request) -> web.Response:
-    body = await _body(request)
-    ctl = _ctl(request)
-    await actions.cancel(ctl, request["user"], ctl.ids_of(request["user"], int(body.get("uid", 0)), 0)[0],
+    ctl, body = _ctl(request), request[BODY]
+    await actions.cancel(ctl, request[USER], ctl.ids_of(request[USER], body.get("uid", 0), 0)[0],
                          _job_id(request),
                          body.get("signal"), body.get("target"))
     return web.json_response({"ok": True})
 
 
 async def requeue(request: web.Request) -> web.Response:
-    body = await _body(request)
-    await actions.requeue(_ctl(request), request["user"], _job_id(request), bool(body.get("hold")))
+    body = request[BODY]
+    await actions.requeue(_ctl(request), request[USER], _job_id(request), bool(body.get("hold")))
     return web.json_response({"ok": True})
 
 
 async def hold(request: web.Request) -> web.Response:
-    body = await _body(request)
-    await actions.hold(_ctl(request), request["user"], _job_id(request), body.get("kind"))
+    body = request[BODY]
+    await actions.hold(_ctl(request), request[USER], _job_id(request), body.get("kind"))
     return web.json_response({"ok": True})
 
 
 async def release(request: web.Request) -> web.Response:
-    await actions.release(_ctl(request), request["user"], _job_id(request))
+    await actions.release(_ctl(request), request[USER], _job_id(request))
     return web.json_response({"ok": True})
 
 
 async def update_job(request: web.Request) -> web.Response:
-    await actions.update_job(_ctl(request), request["user"], _job_id(request), await _body(request))
+    await actions.update_job(_ctl(request), request[USER], _job_id(request), request[BODY])
     return web.json_response({"ok": True})
 
 
 async def complete_allocation(request: web.Request) -> web.Response:
     """The owner of an interactive allocation (srun outside a job) is done with it."""
-    ctl, body = _ctl(request), await _body(request)
+    ctl, body = _ctl(request), request[BODY]
     job = ctl.job(_job_id(request))
-    ctl.may_modify(request["user"], job)
+    ctl.may_modify(request[USER], job)
     if job.state is JobState.PENDING:
-        await actions.cancel(ctl, request["user"], ctl.ids_of(request["user"], int(body.get("uid", 0)), 0)[0],
+        await actions.cancel(ctl, request[USER], ctl.ids_of(request[USER], body.get("uid", 0), 0)[0],
                              job.job_id)
     elif job.state is JobState.RUNNING and not ctl.live[job.job_id].batch:
-        await ctl.job_ended(job.job_id, job.restart_count, exit_code=int(body.get("exit_code", 0)),
-                            signal=int(body.get("signal", 0)))
+        await ctl.job_ended(job.job_id, job.restart_count, exit_code=body.get("exit_code", 0),
+                            signal=body.get("signal", 0))
     return web.json_response({"ok": True})
 
 
 async def create_step(request: web.Request) -> web.Response:
-    return web.json_response(await steps.create(_ctl(request), request["user"], _job_id(request),
-                                                await _body(request)))
+    return web.json_response(await steps.create(_ctl(request), request[USER], _job_id(request),
+                                                request[BODY]))
 
 
 async def complete_step(request: web.Request) -> web.Response:
-    body = await _body(request)
-    await steps.complete(_ctl(request), request["user"], _job_id(request), int(request.match_info["step_id"]),
-                         int(body.get("exit_code", 0)), int(body.get("signal", 0)))
+    body = request[BODY]
+    await steps.complete(_ctl(request), request[USER], _job_id(request), request[PATH]["step_id"],
+                         body.get("exit_code", 0), body.get("signal", 0))
     return web.json_response({"ok": True})
 
 
@@ -215,8 +163,8 @@ async def list_nodes(request: web.Request) -> web.Response:
 
 
 async def update_nodes(request: web.Request) -> web.Response:
-    body = await _body(request)
-    await actions.update_node(_ctl(request), request["user"], list(body["names"]), body.get("state"),
+    body = request[BODY]
+    await actions.update_node(_ctl(request), request[USER], body["names"], body.get("state"),
                               body.get("reason"))
     return web.json_response({"ok": True})
 
@@ -227,12 +175,11 @@ async def list_partitions(request: web.Request) -> web.Response:
 
 
 async def acct(request: web.Request) -> web.Response:
-    ctl, q = _ctl(request), request.query
-    ids = [int(x) for x in q.get("jobs", "").split(",") if x]
-    rows = accounting.query(ctl, job_ids=ids or None, user=q.get("user"),
-                            since=float(q["since"]) if q.get("since") else None,
-                            duplicates=q.get("duplicates") == "1")
-    return web.json_response({"records": rows})
+    ctl, q = _ctl(request), request[QUERY]
+    users = q.get("user") or []  # sacct -u alice,bob
+    rows = accounting.query(ctl, job_ids=q.get("jobs") or None, user=users[0] if len(users) == 1 else None,
+                            since=q.get("since"), duplicates=q.get("duplicates") == "1")
+    return web.json_response({"records": [r for r in rows if not users or r["user"] in users]})
 
 
 async def priorities(request: web.Request) -> web.Response:
@@ -259,13 +206,11 @@ async def shares(request: web.Request) -> web.Response:
 
 # -- tokens, config, reservations -----------------------------------------------------------
 async def token(request: web.Request) -> web.Response:
-    ctl, body = _ctl(request), await _body(request)
-    user = body.get("username") or request["user"]
-    if user != request["user"] and request["user"] not in ctl.operators:
+    ctl, body = _ctl(request), request[BODY]
+    user = body.get("username") or request[USER]
+    if user != request[USER] and request[USER] not in ctl.operators:
         raise SlurmError(errors.ACCESS_DENIED)
-    lifespan = float(body.get("lifespan") or DEFAULT_LIFESPAN)
-    if lifespan <= 0:
-        raise SlurmError("Invalid lifespan")
+    lifespan = int(body.get("lifespan") or DEFAULT_LIFESPAN)
     return web.json_response({"token": ctl.signer.user_token(user, lifespan), "user": user})
 
 
@@ -281,39 +226,39 @@ async def list_reservations(request: web.Request) -> web.Response:
 
 async def create_reservation(request: web.Request) -> web.Response:
     ctl = _ctl(request)
-    if request["user"] not in ctl.operators:
+    if request[USER] not in ctl.operators:
         raise SlurmError(errors.ACCESS_DENIED)
-    return web.json_response({"name": await reservations.create(ctl, await _body(request))})
+    return web.json_response({"name": await reservations.create(ctl, request[BODY])})
 
 
 async def update_reservation(request: web.Request) -> web.Response:
     ctl = _ctl(request)
-    if request["user"] not in ctl.operators:
+    if request[USER] not in ctl.operators:
         raise SlurmError(errors.ACCESS_DENIED)
-    await reservations.update(ctl, request.match_info["name"], await _body(request))
+    await reservations.update(ctl, request[PATH]["name"], request[BODY])
     return web.json_response({"ok": True})
 
 
 async def delete_reservation(request: web.Request) -> web.Response:
     ctl = _ctl(request)
-    if request["user"] not in ctl.operators:
+    if request[USER] not in ctl.operators:
         raise SlurmError(errors.ACCESS_DENIED)
-    await reservations.delete(ctl, request.match_info["name"])
+    await reservations.delete(ctl, request[PATH]["name"])
     return web.json_response({"ok": True})
 
 
 # -- agents ------------------------------------------------------------------------------------
 async def agent_register(request: web.Request) -> web.Response:
-    body = await _body(request)
-    if body.get("name") != request["user"] or body["name"] not in _ctl(request).state.nodes.index:
+    body = request[BODY]
+    if body["name"] != request[USER] or body["name"] not in _ctl(request).state.nodes.index:
         raise SlurmError(errors.INVALID_NODE_NAME)
     return web.json_response(await health.register(_ctl(request), body))
 
 
 async def agent_job_ended(request: web.Request) -> web.Response:
-    body = await _body(request)
-    fresh = await _ctl(request).job_ended(int(body["job_id"]), int(body["inc"]),
-                                          exit_code=int(body.get("exit_code", 0)), signal=int(body.get("signal", 0)))
+    body = request[BODY]
+    fresh = await _ctl(request).job_ended(body["job_id"], body["inc"],
+                                          exit_code=body.get("exit_code", 0), signal=body.get("signal", 0))
     return web.json_response({"ok": True, "fresh": fresh})
 
 
@@ -329,8 +274,8 @@ async def openapi(request: web.Request) -> web.Response:
 
 
 def make_app(ctl: Controller) -> web.Application:
-    app = web.Application(middlewares=[guard], client_max_size=16 * 1024 * 1024)
-    app["ctl"] = ctl
+    app = web.Application(middlewares=[guard], client_max_size=MAX_BODY)
+    app[CTL] = ctl
     r = app.router
     routes = [
         ("GET", "/ping", ping), ("GET", "/openapi.json", openapi), ("GET", "/config", config),
@@ -338,7 +283,8 @@ def make_app(ctl: Controller) -> web.Application:
         ("GET", "/jobs/{job_id}/wait", wait_job), ("POST", "/jobs/{job_id}/cancel", cancel),
         ("POST", "/jobs/{job_id}/requeue", requeue), ("POST", "/jobs/{job_id}/hold", hold),
         ("POST", "/jobs/{job_id}/release", release), ("POST", "/jobs/{job_id}/update", update_job),
-        ("POST", "/jobs/{job_id}/complete", complete_allocation), ("POST", "/jobs/{job_id}/alive", job_alive), ("POST", "/jobs/{job_id}/steps", create_step),
+        ("POST", "/jobs/{job_id}/complete", complete_allocation), ("POST", "/jobs/{job_id}/alive", job_alive),
+        ("POST", "/jobs/{job_id}/steps", create_step),
         ("POST", "/jobs/{job_id}/steps/{step_id}/complete", complete_step),
         ("GET", "/nodes", list_nodes), ("POST", "/nodes/update", update_nodes),
         ("GET", "/partitions", list_partitions), ("GET", "/acct", acct), ("GET", "/priorities", priorities),
@@ -348,5 +294,7 @@ def make_app(ctl: Controller) -> web.Application:
         ("POST", "/agents/register", agent_register), ("POST", "/agents/job-ended", agent_job_ended),
     ]
     for method, path, handler in routes:
+        if (method, path) not in ROUTES:  # every input is checked: no route without a schema
+            raise RuntimeError(f"no schema for {method} {path} in minislurm.ctld.schema")
         r.add_route(method, PREFIX + path, handler)
     return app

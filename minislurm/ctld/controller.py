@@ -36,7 +36,7 @@ from minislurm.ctld.auth import Signer
 from minislurm.ctld.jobs import Live, job_from_dict, job_to_dict
 from minislurm.ctld.running import RunningJobs
 from minislurm.ctld.store import Store
-from minislurm.lifecycle import Background
+from minislurm.lifecycle import Background, every
 from minislurm.sched import priority
 from minislurm.sched.schedule import schedule
 from minislurm.sched.submit import NeverRuns, build_jobs
@@ -91,7 +91,7 @@ class Controller(RunningJobs):
         from minislurm.ctld.health import health_loop
         self.spawn(self._backfill_loop())
         self.spawn(health_loop(self))
-        self.spawn(self.every(1.0, self.check_inactive))
+        self.spawn(every(1.0, self.check_inactive, log))
         if self.config.priority.type == "priority/multifactor":
             self.spawn(self._priority_loop())
         for job in list(self.state.running.values()):
@@ -271,7 +271,7 @@ class Controller(RunningJobs):
             if self._changed.is_set() or self.state.pending:
                 self._changed.clear()
                 self.run_pass(backfill=True)
-        await self.every(max(0.2, self.config.sched.bf_interval), cycle, first_after=True)
+        await every(max(0.2, self.config.sched.bf_interval), cycle, log, first_after=True)
 
     async def _priority_loop(self) -> None:
         from minislurm.ctld.fairshare import FairShareBook
@@ -280,33 +280,20 @@ class Controller(RunningJobs):
         def recalc() -> None:
             priority.update(self.state, self.clock(), self.fairshare.factors(self.clock()))
             self.request_pass()
-        await self.every(max(1.0, self.config.priority.calc_period), recalc)
+        await every(max(1.0, self.config.priority.calc_period), recalc, log)
 
     # -- background work ----------------------------------------------------------------
     def spawn(self, coro) -> asyncio.Task:
         """Run ``coro`` as a task the controller owns: kept until done, its failure logged."""
         return self.background.spawn(coro)
 
-    @staticmethod
-    async def every(seconds: float, work, *, first_after: bool = False) -> None:
-        """Call ``work`` (a function or coroutine function) every ``seconds`` for good: an
-        exception is logged and the next round comes as usual."""
-        if first_after:
-            await asyncio.sleep(seconds)
-        while True:
-            try:
-                result = work()
-                if asyncio.iscoroutine(result):
-                    await result
-            except Exception:  # noqa: BLE001 - a periodic loop outlives any one round
-                log.exception("periodic %s failed; it runs again in %g s", getattr(work, "__qualname__", work),
-                              seconds)
-            await asyncio.sleep(seconds)
 
     # -- helpers for the API -------------------------------------------------------------
     async def settled(self) -> None:
         """Wait until what memory holds now is saved, so an answer shows only durable state;
         refuse (see :meth:`check_saving`) while the state cannot be saved."""
+        if not self.store.busy:
+            return
         saving = asyncio.ensure_future(self.store.settled())
         while not saving.done():
             self.check_saving()

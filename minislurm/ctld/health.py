@@ -19,6 +19,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from minislurm.core.states import JobState
+from minislurm.lifecycle import every
 
 if TYPE_CHECKING:
     from minislurm.ctld.controller import Controller
@@ -42,8 +43,8 @@ async def health_loop(ctl: "Controller") -> None:
     # Silence is judged on its own clock, not only after a ping round: a round waits for its
     # slowest ping (an address that no longer answers takes the whole ping timeout), so
     # judging after rounds alone would mark a dead node DOWN up to two rounds late.
-    ctl.spawn(ctl.every(OVERDUE_CHECK, lambda: overdue(ctl)))
-    await ctl.every(ping_interval(ctl), lambda: ping_all(ctl))
+    ctl.spawn(every(OVERDUE_CHECK, lambda: overdue(ctl), log))
+    await every(ping_interval(ctl), lambda: ping_all(ctl), log)
 
 
 async def overdue(ctl: "Controller") -> None:

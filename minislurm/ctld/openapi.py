@@ -1,8 +1,9 @@
-"""The OpenAPI 3 description of the controller's API, built from the routes themselves.
+"""The OpenAPI 3.1 description of the controller's API, built from the routes and their schemas.
 
 Paths and operations come from the application's router (so the document cannot drift from
-the code), summaries from the handlers' docstrings or names, and the record schemas from the
-TypedDicts in :mod:`minislurm.core.views`.
+the code), summaries from the handlers' docstrings or names, request bodies and parameters
+from :mod:`minislurm.ctld.schema` (the very schemas the server enforces: OpenAPI 3.1 speaks
+JSON Schema 2020-12), and the record schemas from the TypedDicts in :mod:`minislurm.core.views`.
 """
 
 from __future__ import annotations
@@ -11,31 +12,10 @@ import types
 import typing
 
 from minislurm.core.views import JobView, NodeView, PartitionView
+from minislurm.ctld.schema import PATH_PARAMS, ROUTES
 
 _PY_TO_JSON = {int: "integer", float: "number", str: "string", bool: "boolean"}
 
-REQUESTS = {
-    ("POST", "/jobs"): {"type": "object", "required": ["spec"], "properties": {
-        "spec": {"type": "object", "description": "sbatch/srun options (minislurm.core.spec.spec_to_dict)"},
-        "script": {"type": "string"}, "argv": {"type": "array", "items": {"type": "string"}},
-        "environment": {"type": "object", "additionalProperties": {"type": "string"}},
-        "work_dir": {"type": "string"}, "stdout": {"type": "string"}, "stderr": {"type": "string"},
-        "batch": {"type": "boolean", "description": "false for an srun allocation"},
-        "uid": {"type": "integer"}, "gid": {"type": "integer"}, "submit_host": {"type": "string"}}},
-    ("POST", "/jobs/{job_id}/cancel"): {"type": "object", "properties": {
-        "signal": {"type": "integer"}, "target": {"type": "string", "enum": ["steps", "batch_tree", "all"]}}},
-    ("POST", "/jobs/{job_id}/requeue"): {"type": "object", "properties": {"hold": {"type": "boolean"}}},
-    ("POST", "/jobs/{job_id}/steps"): {"type": "object", "properties": {
-        "ntasks": {"type": "integer"}, "nodes": {"type": "integer"}, "ntasks_per_node": {"type": "integer"},
-        "cpus_per_task": {"type": "integer"}, "gpus_per_node": {"type": "integer"},
-        "nodelist": {"type": "array", "items": {"type": "string"}}, "name": {"type": "string"}}},
-    ("POST", "/nodes/update"): {"type": "object", "required": ["names"], "properties": {
-        "names": {"type": "array", "items": {"type": "string"}},
-        "state": {"type": "string", "enum": ["DOWN", "DRAIN", "RESUME", "UNDRAIN", "IDLE"]},
-        "reason": {"type": "string"}}},
-    ("POST", "/token"): {"type": "object", "properties": {
-        "username": {"type": "string"}, "lifespan": {"type": "number"}}},
-}
 RESPONSES = {
     ("POST", "/jobs"): {"type": "object", "properties": {
         "job_id": {"type": "integer"}, "job_ids": {"type": "array", "items": {"type": "integer"}}}},
@@ -49,6 +29,9 @@ RESPONSES = {
         "partitions": {"type": "array", "items": {"$ref": "#/components/schemas/PartitionView"}}}},
     ("POST", "/token"): {"type": "object", "properties": {"token": {"type": "string"}, "user": {"type": "string"}}},
 }
+_ERRORS = {"400": "refused: Slurm's message, naming the field at fault", "401": "no valid token",
+           "403": "not allowed", "404": "no such job or route", "413": "request too large",
+           "500": "a controller bug, logged with the request id given in the message"}
 
 
 def _schema(tp) -> dict:
@@ -64,7 +47,7 @@ def _schema(tp) -> dict:
     else:
         out = {"type": _PY_TO_JSON.get(tp, "string")}
     if nullable:
-        out["nullable"] = True
+        out = {**out, "type": [out["type"], "null"]} if "type" in out else {"anyOf": [out, {"type": "null"}]}
     return out
 
 
@@ -72,9 +55,20 @@ def _record(td) -> dict:
     return {"type": "object", "properties": {k: _schema(t) for k, t in typing.get_type_hints(td).items()}}
 
 
+def _parameters(rel: str, query: dict) -> list[dict]:
+    out = [{"name": p.strip("{}"), "in": "path", "required": True, "schema": PATH_PARAMS[p.strip("{}")]}
+           for p in rel.split("/") if p.startswith("{")]
+    for name, schema in query.items():
+        param = {"name": name, "in": "query", "required": False, "schema": schema}
+        if "array" in schema.get("type", ()):
+            param.update(style="form", explode=False)  # ids=1,2,3
+        out.append(param)
+    return out
+
+
 def build(app, prefix: str) -> dict:
-    error = {"description": "refused: Slurm's message", "content": {"application/json": {"schema": {
-        "type": "object", "properties": {"error": {"type": "string"}}}}}}
+    error = {"content": {"application/json": {"schema": {
+        "type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}}}}}
     paths: dict = {}
     for route in app.router.routes():
         info = route.resource.get_info()
@@ -82,26 +76,28 @@ def build(app, prefix: str) -> dict:
         if not path or not path.startswith(prefix) or route.method == "HEAD":
             continue
         rel = path[len(prefix):]
+        spec = ROUTES.get((route.method, rel), {})
         doc = (route.handler.__doc__ or route.handler.__name__.replace("_", " ")).strip().splitlines()[0]
         op: dict = {"summary": doc, "operationId": route.handler.__name__,
-                    "responses": {"200": {"description": "OK"}, "400": error, "401": error, "403": error}}
-        if rel in ("/ping", "/openapi.json"):
+                    "responses": {"200": {"description": "OK"},
+                                  **{code: {"description": why, **error} for code, why in _ERRORS.items()}}}
+        if (route.method, rel) in (("GET", "/ping"), ("GET", "/openapi.json")):
             op["security"] = []
-        if (route.method, rel) in REQUESTS:
-            op["requestBody"] = {"content": {"application/json": {"schema": REQUESTS[(route.method, rel)]}}}
+        if "body" in spec:
+            op["requestBody"] = {"required": bool(spec["body"].get("required")),
+                                 "content": {"application/json": {"schema": spec["body"]}}}
         if (route.method, rel) in RESPONSES:
             op["responses"]["200"] = {"description": "OK", "content": {
                 "application/json": {"schema": RESPONSES[(route.method, rel)]}}}
-        params = [p.strip("{}") for p in rel.split("/") if p.startswith("{")]
+        params = _parameters(rel, spec.get("query", {}))
         if params:
-            op["parameters"] = [{"name": p, "in": "path", "required": True,
-                                 "schema": {"type": "integer" if p.endswith("_id") else "string"}} for p in params]
+            op["parameters"] = params
         paths.setdefault(path, {})[route.method.lower()] = op
     return {
-        "openapi": "3.0.3",
+        "openapi": "3.1.0",
         "info": {"title": "minislurm controller API", "version": "1",
                  "description": "The slurmctld of minislurm. Authenticate with `Authorization: Bearer <JWT>` "
-                                "(`scontrol token`)."},
+                                "(`scontrol token`). Every input is checked against the schemas below."},
         "paths": paths,
         "components": {
             "securitySchemes": {"jwt": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},

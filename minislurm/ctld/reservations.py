@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from minislurm.core import errors
 from minislurm.core.errors import SlurmError
-from minislurm.core.hostlist import expand
+from minislurm.core.hostlist import HostlistError, expand
 from minislurm.core.reservation import AdvanceReservation
 
 if TYPE_CHECKING:
@@ -31,19 +32,26 @@ def load_reservations(ctl: "Controller") -> None:
         ctl.state.reservations[d["name"]] = from_dict(d)
 
 
-def _apply(ctl: "Controller", r: AdvanceReservation, fields: dict, now: float) -> AdvanceReservation:
+def _apply(ctl: "Controller", old: AdvanceReservation, fields: dict, now: float) -> AdvanceReservation:
+    """A new reservation: ``old`` with ``fields`` applied (``old`` itself is never changed, so a
+    refused update leaves nothing behind).  ``fields`` passed the API's schema: numbers are
+    finite epoch seconds, nodes a hostlist text."""
+    r = replace(old)
     if "nodes" in fields:
-        nodes = tuple(expand(fields["nodes"])) if fields["nodes"].upper() != "ALL" else tuple(ctl.state.nodes.names)
+        try:
+            nodes = tuple(expand(fields["nodes"])) if fields["nodes"].upper() != "ALL" else tuple(ctl.state.nodes.names)
+        except HostlistError:
+            raise SlurmError(errors.INVALID_NODE_NAME) from None
         unknown = [n for n in nodes if n not in ctl.state.nodes.index]
         if unknown or not nodes:
             raise SlurmError(errors.INVALID_NODE_NAME)
         r.nodes = nodes
     if "start" in fields:
-        r.start = now if fields["start"] is None else float(fields["start"])
+        r.start = now if fields["start"] is None else fields["start"]
     if "duration" in fields:
-        r.end = math.inf if fields["duration"] is None else r.start + float(fields["duration"])
+        r.end = math.inf if fields["duration"] is None else r.start + fields["duration"]
     if "end" in fields:
-        r.end = math.inf if fields["end"] is None else float(fields["end"])
+        r.end = math.inf if fields["end"] is None else fields["end"]
     if "users" in fields:
         r.users = frozenset(u for u in fields["users"].split(",") if u)
     if "accounts" in fields:
@@ -51,7 +59,7 @@ def _apply(ctl: "Controller", r: AdvanceReservation, fields: dict, now: float) -
     if "flags" in fields:
         r.flags = frozenset(f.upper() for f in fields["flags"].split(",") if f)
     if r.end <= r.start:
-        raise SlurmError("Invalid time specified")
+        raise SlurmError(errors.INVALID_TIME_VALUE)
     if not r.users and not r.accounts:
         raise SlurmError("Reservation request lacks users or accounts")
     return r
@@ -73,16 +81,11 @@ async def create(ctl: "Controller", fields: dict) -> str:
 
 
 async def update(ctl: "Controller", name: str, fields: dict) -> None:
-    r = ctl.state.reservations.get(name)
-    if r is None:
+    old = ctl.state.reservations.get(name)
+    if old is None:
         raise SlurmError(errors.INVALID_RESERVATION)
-    backup = to_dict(r)
-    try:
-        _apply(ctl, r, fields, ctl.clock())
-    except SlurmError:
-        ctl.state.reservations[name] = from_dict(backup)
-        raise
-    ctl.state.touch()
+    r = _apply(ctl, old, fields, ctl.clock())
+    ctl.state.add_reservation(r)  # swapped in whole, only once every field was accepted
     ctl.store.put_reservation(name, to_dict(r))
     await ctl.store.commit()
     ctl.request_pass()

@@ -178,9 +178,14 @@ class Store:
             self._next = loop.create_future()
         await asyncio.shield(self._next)
 
+    @property
+    def busy(self) -> bool:
+        """Something is queued or being committed."""
+        return self.dirty or self._flushing is not None
+
     async def settled(self) -> None:
         """Wait until nothing queued so far is unsaved, so an answer shows only durable state."""
-        if self.dirty or self._flushing is not None:
+        if self.busy:
             await self.commit()
 
     def flush_soon(self) -> None:

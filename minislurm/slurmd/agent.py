@@ -17,6 +17,7 @@ expired, already used here, or of a run that has ended here or been superseded s
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import logging
 import os
@@ -144,7 +145,9 @@ class NodeAgent:
             started = await spawn([str(script), *job.get("argv", [])], env, job["submit_dir"], who,
                                   stdio=Stdio(stdin, out_path, err_path, job["open_mode"]))
         except OSError as exc:
-            return {"ok": False, "error": f"could not start the batch script: {exc}"}
+            # An environment or argument list too big to exec is the job's doing, not the node's.
+            fault = "job" if exc.errno == errno.E2BIG else "node"
+            return {"ok": False, "fault": fault, "error": f"could not start the batch script: {exc}"}
         if started.error is not None:  # nothing was created: the job fails (Slurm: JobLaunchFailure)
             log.error("[%s.batch] error: %s", job_id, started.error)
             self.runs.end(job_id, inc)

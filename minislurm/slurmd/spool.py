@@ -49,7 +49,7 @@ def write_script(spool: Path, job_id: int, inc: int, script: str, who: Identity)
     os.mkdir(folder, 0o700)
     path = folder / "slurm_script"
     with open(path, "xb", opener=lambda p, flags: os.open(p, flags | os.O_NOFOLLOW, 0o700)) as f:
-        f.write(script.encode())
+        f.write(script.encode("utf-8", "surrogateescape"))  # sbatch read its bytes that way
         if who.uid is not None:
             os.fchown(f.fileno(), who.uid, who.gid)
     if who.uid is not None:

@@ -27,6 +27,7 @@ trap 'echo "end $SLURM_JOB_ID $SLURM_RESTART_COUNT $SLURMD_NODENAME $(date +%s.%
 sleep {seconds} & wait
 echo "end $SLURM_JOB_ID $SLURM_RESTART_COUNT $SLURMD_NODENAME $(date +%s.%N) ok" >> $log
 """
+MAX_PENDING = 30
 FINISHED = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL"}
 
 
@@ -69,7 +70,7 @@ class Workload:
         while not self.stop.is_set():
             choice = rng.random()
             try:
-                if choice < 0.6:
+                if choice < 0.6 and self._room(api):
                     n += 1
                     self._submit(api, f"{self.tag}-w{i}-{n}", rng)
                 elif choice < 0.8:
@@ -80,6 +81,11 @@ class Workload:
                 with self.books.lock:
                     self.books.refused += 1
             time.sleep(rng.uniform(0.2, 0.8))
+
+    def _room(self, api) -> bool:
+        """Whether the queue is short enough for more: the load should stress the controller,
+        not grow a backlog that takes longer to drain than the run lasted."""
+        return api.call("GET", "/jobs", query={"states": "PENDING", "fields": "job_id"})["count"] < MAX_PENDING
 
     def _submit(self, api, name: str, rng: random.Random) -> None:
         script = SCRIPT.format(runs=self.runs, seconds=round(rng.uniform(0.3, 2.5), 1))
@@ -194,7 +200,7 @@ def check(live, books: Books, runs_dir: Path) -> dict:
             "node_kills": len(kills), "lost": 0, "overlaps": overlaps}
 
 
-def settle(live, books: Books, timeout: float = 240) -> None:
+def settle(live, books: Books, timeout: float = 300) -> None:
     """Wait until every job (acknowledged or not, batch or srun) has finished."""
     deadline = time.time() + timeout
     while True:

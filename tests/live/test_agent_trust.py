@@ -376,3 +376,21 @@ def test_each_user_reaches_only_what_they_may(live, users):
         assert out.read_text() == f"{user.name}'s notes\n{user.name}\n"
         assert (st.st_uid, st.st_gid, st.st_mode & 0o777) == (user.uid, user.gid, mode)
     assert (root / "rootonly" / "secret").read_text() == SECRET
+
+
+def test_what_a_job_brings_never_drains_a_node(live):
+    """A script that is not UTF-8 runs byte for byte; an environment too big to exec fails the
+    job alone.  Neither is the node's fault, so neither may drain it (any student could
+    otherwise take every node out of service)."""
+    live.reset()
+    script = live.work / "latin1.sh"
+    script.write_bytes(b"#!/bin/sh\necho caf\xe9\n")
+    job = live.sbatch("-o", "latin1-%j.out", str(script))
+    assert live.wait(job)["state"] == "COMPLETED"
+    assert (live.work / f"latin1-{job}.out").read_bytes() == b"caf\xe9\n"
+    body = {"spec": {"time_limit_min": 5}, "script": "#!/bin/sh\ntrue\n", "batch": True, "work_dir": str(live.work),
+            "environment": {f"BIG{i}": "x" * 120_000 for i in range(24)}}  # 2.9 MB: more than exec takes
+    job = live.api.call("POST", "/jobs", body)["job_id"]
+    done = live.wait(job)
+    assert (done["state"], done["reason"]) == ("FAILED", "JobLaunchFailure")
+    assert all(n["state"] == "idle" for n in live.api.call("GET", "/nodes")["nodes"])
