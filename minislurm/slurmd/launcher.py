@@ -93,7 +93,9 @@ def execute(argv, env):
 
 def main(args):
     cwd, stdin, stdout, stderr, mode, report_fd, *command = args
-    umask = os.environ.get("SLURM_UMASK", "")
+    # The submitter's umask.  A batch script (the launcher reports to the agent only for one)
+    # does not see the variable, as under Slurm 22.05 (checked on the twin); its tasks do.
+    umask = os.environ.pop("SLURM_UMASK", "") if report_fd else os.environ.get("SLURM_UMASK", "")
     if umask:
         try:
             os.umask(int(umask, 8) & 0o777)

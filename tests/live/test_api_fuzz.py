@@ -10,7 +10,7 @@ The node agents are stopped while the fuzzer runs, so none of the thousands of g
 (random scripts, as root) can start; they are cancelled before the agents come back.  Requests
 go out as an operator, as a plain user, and (agent routes only) as a node.
 
-``MINISLURM_FUZZ_EXAMPLES`` sets the examples per operation (default 5: about a minute; the
+``MINISLURM_FUZZ_EXAMPLES`` sets the examples per operation (default 2: about half a minute; the
 submission, job update and reservation routes get ten times as many; above 5 every run also does
 the coverage phase, and users fuzz those routes too).  ``MINISLURM_FUZZ_REPORT=<file>`` appends
 the figures as a JSON line.
@@ -32,7 +32,7 @@ import pytest
 from minislurm.ctld.auth import Signer, load_key
 
 pytestmark = pytest.mark.live
-EXAMPLES = int(os.environ.get("MINISLURM_FUZZ_EXAMPLES", "5"))
+EXAMPLES = int(os.environ.get("MINISLURM_FUZZ_EXAMPLES", "2"))
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
 
 

@@ -2,7 +2,7 @@
 controller is killed with kill -9 at random moments (commits slowed down at random, so that
 kills land between a decision and its commit) and while nodes crash and come back.
 
-CI runs each for ``MINISLURM_CHAOS_SECONDS`` (default 40 s) with ``MINISLURM_CHAOS_CLIENTS``
+CI runs each for ``MINISLURM_CHAOS_SECONDS`` (default 25 s) with ``MINISLURM_CHAOS_CLIENTS``
 client threads (default 3) besides one srun loop; the figures in RELIABILITY.md come from longer
 runs (300 s, 8 clients).  The figures are printed (``pytest -s``).
 """
@@ -20,7 +20,7 @@ from chaos import Workload, check, settle
 
 pytestmark = pytest.mark.live
 CLUSTER = {"inactive_limit": 10}
-SECONDS = float(os.environ.get("MINISLURM_CHAOS_SECONDS") or 40)
+SECONDS = float(os.environ.get("MINISLURM_CHAOS_SECONDS") or 25)
 CLIENTS = int(os.environ.get("MINISLURM_CHAOS_CLIENTS") or 3)
 
 
