@@ -70,6 +70,10 @@ class NodeAgent:
         self.boot_time = time.time()
         self.background = Background(log)
         self._session: aiohttp.ClientSession | None = None
+        # The nodes of this agent's process, this one included (more than one when it hosts
+        # virtual nodes: :mod:`minislurm.slurmd.host`), by name.
+        self.siblings: dict[str, NodeAgent] = {name: self}
+        self.offline = False  # cut off the network (a virtual node's fault): says nothing
 
     # -- talking to the controller -----------------------------------------------------
     def _http(self) -> aiohttp.ClientSession:
@@ -79,6 +83,8 @@ class NodeAgent:
         return self._session
 
     async def _post(self, path: str, payload: dict) -> dict | None:
+        if self.offline:
+            return None
         try:
             async with self._http().post(f"http://{self.ctld}/api/v1{path}", json=payload) as r:
                 return await r.json() if r.status == 200 else None
@@ -237,7 +243,9 @@ class NodeAgent:
         return {"ok": True, "known": True}
 
     def tracked(self) -> set[int]:
-        return {p.pid for j in self.runs.live.values() for p in j.roots.procs}
+        """The processes asyncio waits for, of every node of this process (an orphan reaped
+        by one node must never be a sibling's task)."""
+        return {p.pid for a in self.siblings.values() for j in a.runs.live.values() for p in j.roots.procs}
 
 
 def make_app(agent: NodeAgent) -> web.Application:

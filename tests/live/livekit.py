@@ -113,7 +113,10 @@ class Live:
                 except ClientError:
                     pass
         for node in self.api.call("GET", "/nodes")["nodes"]:
-            if f"slurmd-{node['name']}" not in self.c.procs:
+            unit = self.c.host_of[node["name"]]
+            if len(self.c.agents[unit]) > 1:
+                self.c.restore_node(node["name"])  # a virtual node: boots again if it crashed
+            elif unit not in self.c.procs:
                 self.c.start_node(node["name"])
             if node["state"] in ("down", "drain", "drng"):
                 self.api.call("POST", "/nodes/update", {"names": [node["name"]], "state": "RESUME"})
@@ -124,8 +127,8 @@ class Live:
 
     def agent_address(self, node: str) -> tuple[str, int]:
         """Where a node's agent listens (from its log), to talk to it directly."""
-        log = (self.c.dir / "log" / f"slurmd-{node}.log").read_text()
-        host, port = re.search(r"listening on (\S+):(\d+)", log).groups()
+        log = (self.c.dir / "log" / f"{self.c.host_of[node]}.log").read_text()
+        host, port = re.findall(rf"slurmd {re.escape(node)} listening on (\S+):(\d+)", log)[-1]
         return host, int(port)
 
 
