@@ -164,9 +164,11 @@ def no_leftovers(cluster: LocalCluster) -> None:
 
 
 @contextmanager
-def started(root: Path, **kw):
+def started(root: Path, other: dict[str, str] | None = None, **kw):
+    """``other``: slurm.conf keys minislurm keeps without modelling them (TreeWidth, ...)."""
     cluster = LocalCluster(**{"nodes": 2, "gpus_per_node": 4, "cpus_per_node": 8, "mem": 64_000, **kw},
                            dir=root / "cluster")
+    cluster.config.other.update(other or {})
     (root / "work").mkdir(parents=True, exist_ok=True)
     try:
         cluster.up(timeout=30)
