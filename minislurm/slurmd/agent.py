@@ -29,7 +29,7 @@ import aiohttp
 from aiohttp import web
 
 from minislurm.core.patterns import default_output, expand_pattern
-from minislurm.ctld.auth import INVALID_CREDENTIAL, AuthError, CredentialError, Signer
+from minislurm.ctld.auth import EXPIRED_CREDENTIAL, INVALID_CREDENTIAL, AuthError, CredentialError, Signer
 from minislurm.lifecycle import Background
 from minislurm.slurmd import env as slurm_env
 from minislurm.slurmd import spool as spooldir
@@ -48,6 +48,27 @@ def _os_boot_time() -> float | None:
             return next(float(line.split()[1]) for line in f if line.startswith("btime "))
     except (OSError, StopIteration, ValueError, IndexError):
         return None
+
+
+_VERIFIED: dict[tuple[bytes, str], dict] = {}  # step credentials this process has verified: their claims
+
+
+def _verified(signer: Signer, credential: str, check_expiry: bool) -> dict:
+    """A step credential's claims, verified once per process: a step on hundreds of virtual
+    nodes brings the same credential to each (its expiry is checked every time).  The claims
+    are shared: never change them."""
+    claims = _VERIFIED.get((signer.key, credential))
+    if claims is None:
+        claims = signer.verify_credential(credential, check_expiry=False)
+        if len(_VERIFIED) >= 256:
+            _VERIFIED.pop(next(iter(_VERIFIED)))
+        _VERIFIED[(signer.key, credential)] = claims
+    if check_expiry and claims["exp"] <= time.time():
+        raise CredentialError(EXPIRED_CREDENTIAL)
+    return claims
+
+
+_last_reaped = [0.0]  # when this process last collected orphans (shared by the nodes it hosts)
 
 
 class NodeAgent:
@@ -222,7 +243,7 @@ class NodeAgent:
 
     # -- steps -------------------------------------------------------------------------------
     def check_credential(self, credential: str, *, check_expiry: bool = True) -> dict:
-        claims = self.signer.verify_credential(credential, check_expiry=check_expiry)
+        claims = _verified(self.signer, credential, check_expiry)
         if self.name not in claims["nodes"]:
             raise CredentialError(INVALID_CREDENTIAL)
         return claims
@@ -242,6 +263,14 @@ class NodeAgent:
         step.signal(signum)
         return {"ok": True, "known": True}
 
+    def reap(self) -> None:
+        """Collect orphans, once a second at most for the whole process (its nodes are pinged
+        one by one; each round reads all of /proc)."""
+        now = time.monotonic()
+        if now - _last_reaped[0] >= 1.0:
+            _last_reaped[0] = now
+            reap_orphans(self.tracked())
+
     def tracked(self) -> set[int]:
         """The processes asyncio waits for, of every node of this process (an orphan reaped
         by one node must never be a sibling's task)."""
@@ -259,7 +288,7 @@ def make_app(agent: NodeAgent) -> web.Application:
 
     async def ping(request):
         verify_ctld(request)
-        reap_orphans(agent.tracked())
+        agent.reap()
         return web.json_response({"jobs": agent._running(), "finished": [
             [j, i, c, s] for (j, i), (c, s) in agent.unreported.items()]})
 
