@@ -34,8 +34,6 @@ class ClusterState:
         self.next_job_id = first_job_id
         self.version = 0  # bumped on every change the scheduler could care about
         self.order_epoch = 0  # bumped when the queue order may change (see reprioritized)
-        self.order_cache: tuple[int, list[Job]] | None = None
-        self.order_new: list[Job] = []  # queued since the order was last sorted
         self._part_masks: dict[str, np.ndarray] = {}
         self._part_cpus: dict[str, int] = {}
 
@@ -69,7 +67,18 @@ class ClusterState:
         self.order_epoch += 1
         self.touch()
 
+    def set_priorities(self, priorities: Mapping[int, int]) -> None:
+        """Record recomputed priorities (:func:`minislurm.sched.priority.recompute`)."""
+        for job_id, value in priorities.items():
+            self.jobs[job_id].priority = value
+        self.reprioritized()
+
     # -- transitions ---------------------------------------------------------------
+    def used_job_ids(self, last: int) -> None:
+        """Ids up to ``last`` are taken (by the jobs of a submission, or a refused one that
+        keeps its id: :func:`minislurm.sched.submit.build_jobs`)."""
+        self.next_job_id = max(self.next_job_id, last + 1)
+
     def new_job_id(self) -> int:
         job_id = self.next_job_id
         self.next_job_id += 1
@@ -81,7 +90,6 @@ class ClusterState:
         self.pending[job.job_id] = job
         if job.array_job_id is not None:
             self.array_tasks[job.array_job_id].append(job.job_id)
-        self.order_new.append(job)
         self.touch()
         return job
 

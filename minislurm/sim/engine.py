@@ -23,6 +23,7 @@ from minislurm.core.job import Job, Shape
 from minislurm.core.state import ClusterState
 from minislurm.core.states import JobState, Reason
 from minislurm.sched import priority
+from minislurm.sched.order import QueueOrder
 from minislurm.sched.schedule import schedule
 from minislurm.sched.select.cons_tres import fits_capacity
 from minislurm.sim.failures import FailureModel, checkpointed
@@ -34,6 +35,7 @@ class Simulator:
                  checkpoint_interval: float | None = None, progress: bool = False):
         self.env = simpy.Environment()
         self.state = ClusterState(config)
+        self.queue_order = QueueOrder()
         self.trace = sorted(jobs, key=lambda j: (j.submit, j.job_id))
         self.failures = failures
         self.checkpoint_interval = checkpoint_interval
@@ -144,14 +146,15 @@ class Simulator:
         self._main_due = False
         if self.state.pending:
             self.passes["main"] += 1
-            self._apply(schedule(self.state, self.env.now, backfill_cycle=False))
+            self._apply(schedule(self.state, self.env.now, backfill_cycle=False, queue_order=self.queue_order))
 
     def _backfill_pass(self, _event) -> None:
         self._bf_due = False
         if self._dirty and self.state.pending:
             self._dirty = False
             self.passes["backfill"] += 1
-            self._apply(schedule(self.state, self.env.now, backfill_cycle=True, promise_all=False))
+            self._apply(schedule(self.state, self.env.now, backfill_cycle=True, promise_all=False,
+                                 queue_order=self.queue_order))
 
     def _apply(self, result) -> None:
         now = self.env.now

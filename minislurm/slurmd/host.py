@@ -85,8 +85,7 @@ class Host:
         if name in self.runners:
             await self.runners.pop(name).cleanup()
         await asyncio.gather(*(job.roots.stop(0) for job in list(agent.runs.live.values())))
-        if agent._session is not None:
-            await agent._session.close()
+        await agent.ctld_rpc.close()
         log.warning("node %s %s", name, why)
 
     async def cut_off(self, name: str) -> None:

@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Awaitable, Callable
 import aiohttp
 from aiohttp import web
 
+from minislurm.common.auth import AuthError
 from minislurm.core.layout import tree_spans
-from minislurm.ctld.auth import AuthError
 from minislurm.slurmd import env as slurm_env
 from minislurm.slurmd.proc import ProcessSet
 from minislurm.slurmd.spawn import identity_for, spawn
