@@ -17,7 +17,7 @@ from minislurm.core.cluster import ClusterConfig, PartitionConfig
 from minislurm.core.job import Allocation, Dependency, Job
 from minislurm.core.nodes import NodeTable
 from minislurm.core.reservation import AdvanceReservation
-from minislurm.core.states import JobState, Reason
+from minislurm.core.states import DependencyOutcome, JobState, Reason
 
 
 class ClusterState:
@@ -93,6 +93,21 @@ class ClusterState:
         self.touch()
         return job
 
+    def restore(self, job: Job) -> None:
+        """Put back a job saved by an earlier controller, in the tables its state says: a
+        pending job queued, a running one holding its allocation, a finished one on record."""
+        self.jobs[job.job_id] = job
+        if job.array_job_id is not None:
+            self.array_tasks[job.array_job_id].append(job.job_id)
+        if job.state is JobState.PENDING:
+            self.pending[job.job_id] = job
+        elif job.state is JobState.RUNNING and job.alloc is not None:
+            self.nodes.allocate(job.job_id, job.alloc)
+            self.running[job.job_id] = job
+            if job.array_job_id is not None:
+                self.array_running[job.array_job_id] += 1
+        self.reprioritized()
+
     def start(self, job: Job, alloc: Allocation, now: float) -> None:
         self.nodes.allocate(job.job_id, alloc)
         del self.pending[job.job_id]
@@ -146,7 +161,7 @@ class ClusterState:
     def settle_dependencies(self, settled: Mapping[int, str | Dependency]) -> None:
         """Record the dependency results a pass found final (``PassResult.settled``).
 
-        ``"ok"`` clears the dependency (scontrol then shows ``Dependency=(null)``); ``"never"``
+        OK clears the dependency (scontrol then shows ``Dependency=(null)``); NEVER
         marks it failed for good, so a requeued target cannot revive it; a
         :class:`Dependency` replaces the job's with the items still unsettled.  Call it after
         every pass, main or backfill, as the pass itself changes nothing.
@@ -155,9 +170,9 @@ class ClusterState:
             job = self.jobs.get(job_id)
             if job is None:
                 continue
-            if outcome == "ok":
+            if outcome == DependencyOutcome.OK:
                 job.dependency = None
-            elif outcome == "never":
+            elif outcome == DependencyOutcome.NEVER:
                 job.dependency_failed = True
             else:
                 job.dependency = outcome

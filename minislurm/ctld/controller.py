@@ -59,7 +59,10 @@ class Agent:
 
 class Controller(RunningJobs):
     def __init__(self, config: ClusterConfig, state_dir: str | Path, signer: Signer, *,
-                 operators: set[str] = frozenset(), clock=time.time, accounts_file: Path | None = None):
+                 operators: set[str] = frozenset(), clock=time.time, accounts_file: Path | None = None,
+                 rpc: AgentClient | None = None):
+        """``clock`` and ``rpc`` (how it calls node agents) are parameters so that tests can run
+        the controller in-process on a fake clock with fake agents (tests/ctld/ctldkit.py)."""
         self.config = config
         self.accounts_file = accounts_file  # accounts.conf: associations and shares (FairShareBook)
         self.state = ClusterState(config)
@@ -70,7 +73,7 @@ class Controller(RunningJobs):
         self.clock = clock
         self.live: dict[int, Live] = {}
         self.agents: dict[str, Agent] = {n.name: Agent() for n in config.nodes}
-        self.rpc = AgentClient(signer.ctld_token(), timeout=5.0)
+        self.rpc = rpc or AgentClient(signer.ctld_token(), timeout=5.0)
         self.expected: dict[int, float] = {}
         self.sched_nodes: dict[int, tuple[int, ...]] = {}
         self.steps: dict[int, dict[int, dict]] = {}  # the current run's steps, saved in the store
@@ -132,16 +135,8 @@ class Controller(RunningJobs):
         for data in self.store.jobs():
             job, live = job_from_dict(data, st.nodes.index)
             self.live[job.job_id] = live
-            st.jobs[job.job_id] = job
-            if job.array_job_id is not None:
-                st.array_tasks[job.array_job_id].append(job.job_id)
-            if job.state is JobState.PENDING:
-                st.pending[job.job_id] = job
-            elif job.state is JobState.RUNNING and job.alloc is not None:
-                st.nodes.allocate(job.job_id, job.alloc)
-                st.running[job.job_id] = job
-                if job.array_job_id is not None:
-                    st.array_running[job.array_job_id] += 1
+            st.restore(job)
+            if job.job_id in st.running:
                 self._arm_timers(job, now)
                 if not live.batch:
                     self.last_active[job.job_id] = now
@@ -151,7 +146,6 @@ class Controller(RunningJobs):
             job = st.jobs.get(job_id)
             if job is not None and job.state is JobState.RUNNING and job.restart_count == restart:
                 self.steps.setdefault(job_id, {})[step["step_id"]] = step
-        st.reprioritized()
         log.info("recovered %d jobs (%d pending, %d running); next job id %d",
                  len(st.jobs), len(st.pending), len(st.running), st.next_job_id)
 

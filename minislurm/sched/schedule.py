@@ -71,7 +71,7 @@ class PassResult:
     reasons: Reasons
     expected_start: dict[int, float] = field(default_factory=dict)  # what squeue --start shows
     planned_nodes: dict[int, tuple[int, ...]] = field(default_factory=dict)
-    # Dependencies found final this pass: "ok", "never", or the narrower Dependency left.
+    # Dependencies found final this pass: OK, NEVER, or the narrower Dependency left.
     settled: dict[int, str | Dependency] = field(default_factory=dict)
 
 

@@ -65,9 +65,54 @@ def build_jobs(spec: JobSpec, state: ClusterState, *, first_id: int, user: str, 
         reservation=spec.reservation,
         requeue=state.config.job_requeue if spec.requeue is None else spec.requeue, spec=spec,
     )
-    if not _could_ever_run(spec, state, part.name, Job(0, **template)):
+    if not could_ever_run(Job(0, **template), state):
         raise NeverRuns(errors.NODE_CONFIG_UNAVAILABLE, Job(first_id, **template))
     return _build(template, spec, first_id)
+
+
+# -- admission: the rules the controller and the simulator share --------------------------
+def closed_to_submissions(part: PartitionConfig) -> bool:
+    """ESLURM_PARTITION_NOT_AVAIL: a DRAIN or INACTIVE partition lacks PARTITION_SUBMIT
+    (job_mgr.c ``_alt_part_test``); a DOWN one still queues jobs (PartitionDown)."""
+    return part.state in ("DRAIN", "INACTIVE")
+
+
+def could_ever_run(job: Job, state: ClusterState) -> bool:
+    """Whether enough nodes of the job's partition (every ``-w`` node among them, no ``-x``
+    node) are big enough for it even when idle.  A job asking for more nodes than the
+    partition has is not refused here: it pends with PartitionNodeLimit."""
+    capable = fits_capacity(job, state.nodes) & state.partition_mask(job.partition)
+    for name in job.exc_nodes:
+        capable[state.nodes.index[name]] = False
+    if job.req_nodes and not all(capable[state.nodes.index[n]] for n in job.req_nodes):
+        return False
+    return job.num_nodes > len(state.partitions[job.partition].nodes) or capable.sum() >= job.num_nodes
+
+
+def refusal(job: Job, state: ClusterState, *, enforce_part_limits: bool = False) -> str | None:
+    """Slurm's message refusing a job built elsewhere than from a JobSpec (a trace's job), or
+    None to queue it: the checks :func:`build_jobs` makes of the partition and the nodes.
+
+    ``enforce_part_limits`` (Slurm's ``EnforcePartLimits=ALL``) also refuses what would
+    otherwise pend for good with a partition reason (a DOWN partition, a time limit over
+    MaxTime, more nodes than MaxNodes or the partition has).  The controller runs with
+    Slurm's default, NO; the simulator enforces them, as a replay must not wait forever.
+    """
+    part = state.partitions.get(job.partition)
+    if part is None:
+        return errors.INVALID_PARTITION
+    if closed_to_submissions(part):
+        return PARTITION_NOT_AVAIL
+    if enforce_part_limits:
+        if part.state == "DOWN":
+            return errors.PART_CONFIG_UNAVAILABLE
+        if job.time_limit > part.max_time:
+            return errors.INVALID_TIME_LIMIT
+        if job.num_nodes > min(part.max_nodes, len(part.nodes)):
+            return errors.NODE_CONFIG_UNAVAILABLE
+    if not could_ever_run(job, state):
+        return errors.NODE_CONFIG_UNAVAILABLE
+    return None
 
 
 # -- the steps ---------------------------------------------------------------------------
@@ -80,9 +125,7 @@ def _validate(spec: JobSpec, state: ClusterState) -> tuple[PartitionConfig, GpuR
     part = state.config.partition(spec.partition.split(",")[0] if spec.partition else None)
     if part is None:
         raise SlurmError(errors.INVALID_PARTITION)
-    if part.state in ("DRAIN", "INACTIVE"):
-        # ESLURM_PARTITION_NOT_AVAIL: a DRAIN or INACTIVE partition lacks PARTITION_SUBMIT
-        # (job_mgr.c _alt_part_test); a DOWN one still queues jobs (PartitionDown).
+    if closed_to_submissions(part):
         raise SlurmError(PARTITION_NOT_AVAIL)
     gpus = _gpu_request(spec, state.config.gres_types)
     for name in spec.exclude or ():
@@ -198,17 +241,6 @@ def _check_references(spec: JobSpec, state: ClusterState, user: str, account: st
         for kind, ids in spec.dependency.terms:
             if any(i not in state.jobs and i not in state.array_tasks for i in ids):
                 raise SlurmError(errors.DEPENDENCY)
-
-
-def _could_ever_run(spec: JobSpec, state: ClusterState, partition: str, probe: Job) -> bool:
-    """Whether enough nodes of the partition (every ``-w`` node among them, no ``-x`` node)
-    are big enough for the job even when idle."""
-    capable = fits_capacity(probe, state.nodes) & state.partition_mask(partition)
-    for name in spec.exclude or ():
-        capable[state.nodes.index[name]] = False
-    if spec.nodelist and not all(capable[state.nodes.index[n]] for n in spec.nodelist):
-        return False
-    return probe.num_nodes > len(state.partitions[partition].nodes) or capable.sum() >= probe.num_nodes
 
 
 def _build(template: dict, spec: JobSpec, first_id: int) -> list[Job]:

@@ -17,7 +17,6 @@ from collections.abc import Iterable
 
 import simpy
 
-from minislurm.core import errors
 from minislurm.core.cluster import ClusterConfig
 from minislurm.core.job import Job, Shape
 from minislurm.core.reservation import AdvanceReservation
@@ -26,7 +25,7 @@ from minislurm.core.states import JobState, Reason
 from minislurm.sched import priority
 from minislurm.sched.order import QueueOrder
 from minislurm.sched.schedule import schedule
-from minislurm.sched.select.cons_tres import fits_capacity
+from minislurm.sched.submit import refusal
 from minislurm.sim.failures import FailureModel, checkpointed
 from minislurm.sim.records import Capacity, JobRecord, Segment
 
@@ -106,17 +105,7 @@ class Simulator:
                   shape=Shape(cpus=tj.cpus_per_node, mem=tj.mem_per_node, gpus=tj.gpus_per_node),
                   requeue=st.config.job_requeue, reservation=tj.reservation)
         # What could never start is refused at submission (EnforcePartLimits), not left pending.
-        part = st.partitions.get(partition)
-        why = None
-        if part is None:
-            why = errors.INVALID_PARTITION
-        elif part.state in ("DOWN", "INACTIVE"):
-            why = errors.PART_CONFIG_UNAVAILABLE
-        elif job.time_limit > part.max_time:
-            why = errors.INVALID_TIME_LIMIT
-        elif (job.num_nodes > part.max_nodes
-              or (fits_capacity(job, st.nodes) & st.partition_mask(partition)).sum() < job.num_nodes):
-            why = errors.NODE_CONFIG_UNAVAILABLE
+        why = refusal(job, st, enforce_part_limits=True)
         if why is not None:
             self.rejected.append((tj.job_id, why))
             self._done_one()
