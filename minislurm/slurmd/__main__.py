@@ -13,12 +13,12 @@ from pathlib import Path
 
 from minislurm.common.auth import load_key
 from minislurm.common.settings import controller_address, ctld_settings
+from minislurm.core.hostlist import expand
 from minislurm.core.slurmconf import load
 from minislurm.lifecycle import until_stopped
-from minislurm.core.hostlist import expand
 from minislurm.slurmd.agent import NodeAgent
-from minislurm.slurmd.host import Host
 from minislurm.slurmd.gpus import detect_nvidia
+from minislurm.slurmd.host import Host
 
 
 async def run(args) -> None:

@@ -2,7 +2,6 @@
 what the task sees and what it prints must be what the Python launcher gives, case by case."""
 
 import asyncio
-import os
 import re
 
 import pytest
