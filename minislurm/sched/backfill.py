@@ -79,7 +79,7 @@ def run(work: "Pass", order: list[Job], easy: bool = False, promise_all: bool = 
         required = required_nodes(job, state)
         allowed = work.allowed(job, honour_reservations=False)
         duration = plan.grid(job.time_limit) if job.time_limit != float("inf") else NEVER
-        shape = _Shape(job, allowed) if required is None else None
+        shape = _Shape(job, allowed) if easy and required is None else None  # only EASY skips
         if easy and job.partition in promised_parts and cannot_start.covers(shape, job.num_nodes, duration):
             work.reason.setdefault(job.job_id, Reason.PRIORITY)  # no start now, and no promise under EASY
             if not promise_all and not plan.room_now(state.nodes.usable, floor):
