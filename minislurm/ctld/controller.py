@@ -134,7 +134,7 @@ class Controller(RunningJobs):
             self.live[job.job_id] = live
             st.restore(job)
             if job.job_id in st.running:
-                self._arm_timers(job, now)
+                self.arm_timers(job, now)
                 if not live.batch:
                     self.run_of(job).srun_heard = now
                 for a in self.agents.values():  # running jobs are re-adopted when agents answer
@@ -263,7 +263,7 @@ class Controller(RunningJobs):
                 self.run_of(job).srun_heard = now
             self.save_job(job)
             accounting.record_job(self, job)
-            self._arm_timers(job, now)
+            self.arm_timers(job, now)
             self.store.then(lambda job=job, inc=job.restart_count: self._started(job, inc))
         self.store.flush_soon()
 
@@ -271,7 +271,7 @@ class Controller(RunningJobs):
         """The start is on disk: tell srun or sbatch --wait, and give a batch script to its agent."""
         self._wake(job.job_id)
         if self.live[job.job_id].batch and job.state is JobState.RUNNING and job.restart_count == incarnation:
-            self.spawn(self._launch(job, incarnation))
+            self.spawn(self.launch(job, incarnation))
 
     async def _backfill_loop(self) -> None:
         if self.config.sched.policy == "fifo":

@@ -133,7 +133,7 @@ async def fence(ctl: "Controller", name: str, running: list) -> None:
             await ctl.job_ended(job.job_id, job.restart_count, exit_code=0, signal=15)
         elif not live.launched:  # its launch may never have been sent: send it
             log.warning("batch job %s was never confirmed by %s: launching it again", job.job_id, name)
-            ctl.spawn(ctl._launch(job, job.restart_count))
+            ctl.spawn(ctl.launch(job, job.restart_count))
         else:  # the agent restarted and lost it: like Slurm, requeue (or end) the run
             log.error("batch job %s is gone from %s", job.job_id, name)
             ctl.lost_on_node(job, n)

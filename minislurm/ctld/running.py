@@ -35,7 +35,8 @@ class RunningJobs:
     def node_addr(self, n: int) -> str | None:
         return self.agents[self.state.nodes.names[n]].addr
 
-    async def _launch(self, job: Job, incarnation: int) -> None:
+    async def launch(self, job: Job, incarnation: int) -> None:
+        """Send the batch script of this run to its first node's agent."""
         from minislurm.ctld.launch import batch_payload
         payload = batch_payload(self, job)
         addr = self.node_addr(job.alloc.nodes[0])
@@ -76,7 +77,9 @@ class RunningJobs:
         self.live[job.job_id].ending = [JobState.REQUEUED.name, "admin"]
         await self.job_ended(job.job_id, incarnation, exit_code=1, signal=0)
 
-    def _arm_timers(self, job: Job, now: float) -> None:
+    def arm_timers(self, job: Job, now: float) -> None:
+        """Set the running job's time limit and ``--signal`` timers, replacing any it had."""
+        self._disarm(job.job_id)
         loop = asyncio.get_running_loop()
         handles = []
         inc = job.restart_count
