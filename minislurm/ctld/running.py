@@ -124,8 +124,8 @@ class RunningJobs:
                    "kill_wait": self.config.kill_wait}
         replies = await asyncio.gather(*(self.rpc.call(self.node_addr(n), "/jobs/terminate", payload)
                                          for n in job.alloc.nodes if self.node_addr(n)))
-        if any(r is not None for r in replies):
-            self.run_of(job).stop_delivered = True
+        if any(r is not None for r in replies) and job.state is JobState.RUNNING and job.restart_count == inc:
+            self.run_of(job).stop_delivered = True  # (unless the run ended meanwhile: nothing to keep)
         if not live.batch or all(r is None for r in replies):
             # No batch script will report back: end the job here.
             await self.job_ended(job.job_id, inc, exit_code=0, signal=15)

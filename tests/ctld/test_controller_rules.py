@@ -48,6 +48,23 @@ def test_the_time_limit_ends_a_job_timeout_on_time(tmp_path):
     assert job.end_time - job.start_time == 60.0 and terminated == [(job.job_id, 0)]
 
 
+def test_a_shorter_time_limit_set_while_running_takes_effect_at_once(tmp_path):
+    """scontrol update TimeLimit on a running job replaces its timer (the old one never fires)."""
+    from minislurm.ctld import actions
+
+    async def test(h):
+        job_id = await h.submit(time_limit_min=10)
+        await h.until(lambda: h.job(job_id).state is JobState.RUNNING)
+        await asyncio.sleep(30)
+        await actions.update_job(h.ctl, "root", job_id, {"TimeLimit": "2"})
+        await h.until(lambda: h.job(job_id).state.finished, within=200)
+        job = h.job(job_id)
+        return job.state, job.end_time - job.start_time, len(h.ctl.runs)
+
+    state, ran, runs = run(test, tmp_path)
+    assert (state, ran, runs) == (JobState.TIMEOUT, 120.0, 0)
+
+
 def test_a_silent_node_goes_down_after_slurmd_timeout_and_its_job_is_requeued_elsewhere(tmp_path):
     """DOWN SlurmdTimeout after the node's last answer (within the quarter-second check),
     however long the pings to its dead address take (each waits out its timeout), and its
