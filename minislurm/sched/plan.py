@@ -258,7 +258,6 @@ class Plan:
         return answer
 
 
-
 def _releases(jobs: Iterable[Holding], grid_all) -> np.ndarray:
     """One row per node a job holds: (node, the time it gives it back, cpus, memory, gpus);
     the time is the job's start plus its limit, put on the grid by ``grid_all``.  Built
