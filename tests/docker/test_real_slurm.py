@@ -298,3 +298,52 @@ REJECTED = "wrap|FAILED|1:0|None assigned"
 def _last_record(text: str) -> str | None:
     lines = text.splitlines()
     return lines[-1] if lines else None
+
+
+# -- (e) the same shell session on both (issue 12) ---------------------------------------------
+def mini_sh(mini, command: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """A bash command on minislurm's cluster, its commands first on the PATH."""
+    env = mini.c.env()
+    env["PATH"] = f"{mini.c.dir / 'bin'}:{env.get('PATH', '/usr/bin:/bin')}"
+    return subprocess.run(["bash", "-c", command], text=True, capture_output=True, env=env,
+                          cwd=str(mini.work), timeout=timeout)
+
+
+# Waits for a job (its array tasks too) to leave the queue, or to run; `ids` masks job ids.
+SESSION_HELPERS = r"""
+gone() { while [ -n "$(squeue -h -j "$1" -o %i 2>/dev/null)" ]; do sleep 0.2; done; sleep 1; }
+running() { until [ "$(squeue -h -r -t R -j "$1" -o %i | wc -l)" = "$2" ]; do sleep 0.2; done; }
+ids() {
+    local e="" n
+    for n in A B C; do [ -n "$1" ] && e="$e s/(^|[^0-9])$1([^0-9]|$)/\\1$n\\2/g;"; shift || break; done
+    sed -E "$e"
+}
+exec 2>&1
+"""
+
+
+def same_session(twin, mini, script: str, timeout: float = 120) -> str:
+    """Run ``script`` on both clusters; their output (stdout and stderr) must be identical."""
+    script = SESSION_HELPERS + script
+    real = twin.sh(script + "\n", timeout=timeout)
+    ms = mini_sh(mini, script, timeout=timeout)
+    assert real.stdout == ms.stdout, f"Slurm:\n{real.stdout}\nminislurm:\n{ms.stdout}"
+    return real.stdout
+
+
+ARRAYS_AND_SACCT = r"""
+a=$(sbatch --parsable -a 1-4 --wrap 'sleep 30'); running $a 4
+squeue -h -o '%i %j %T' -j ${a}_2 | ids $a; squeue -h -r -o %i -j ${a}_2,${a}_3 | sort | ids $a
+squeue -j ${a}_9; echo "rc=$?"; scancel $a
+b=$(sbatch --parsable -a 1-3 --wrap true); gone $b
+sacct -j ${b}_3 -P -o JobID,JobName,State | ids $b
+for s in CD cd F,CD F; do sacct -X -P -o JobID,State -s $s -j ${b}_1 | ids $b; done
+sacct -X -P -s bogus; echo "rc=$?"
+sacct -X -n -P -o JobID -S now-5minutes | grep -c "^${b}_1$"
+sacct -X -S bogus; echo "rc=$?"
+"""
+
+
+def test_array_task_selectors_and_sacct_filters(twin, mini):
+    out = same_session(twin, mini, ARRAYS_AND_SACCT)
+    assert out.startswith("A_2 wrap RUNNING\nA_2\nA_3\n")
