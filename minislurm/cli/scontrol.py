@@ -34,7 +34,13 @@ def _lookup(pairs: dict[str, str], *names: str) -> str | None:
     return None
 
 
-def _show(client: Client, what: str, arg: str | None) -> int:
+def _emit(records: list[str], oneliner: bool) -> None:
+    """Records as scontrol prints them: each ends in a blank line, or (``-o``) is one line."""
+    from minislurm.cli.fmt.scontrol import one_line
+    sys.stdout.write("".join(one_line(r) if oneliner else r for r in records))
+
+
+def _show(client: Client, what: str, arg: str | None, oneliner: bool = False) -> int:
     from minislurm.cli.fmt import scontrol as fmt
     kind = what.lower()
     if kind in ("hostnames", "hostname"):
@@ -59,7 +65,7 @@ def _show(client: Client, what: str, arg: str | None) -> int:
             print("No jobs in the system")
             return 0
         now = time.time()
-        print("\n".join(fmt.show_job(j, now=now) for j in sorted(jobs, key=lambda j: j["job_id"])))
+        _emit([fmt.show_job(j, now=now) for j in sorted(jobs, key=lambda j: j["job_id"])], oneliner)
         return 0
     if kind in ("node", "nodes"):
         nodes = client.call("GET", "/nodes")["nodes"]
@@ -69,7 +75,7 @@ def _show(client: Client, what: str, arg: str | None) -> int:
             if not nodes:
                 print(f"Node {arg} not found", file=sys.stderr)
                 return 1
-        print("\n".join(fmt.show_node(n) for n in nodes))
+        _emit([fmt.show_node(n) for n in nodes], oneliner)
         return 0
     if kind in ("partition", "partitions"):
         parts = client.call("GET", "/partitions")["partitions"]
@@ -79,7 +85,7 @@ def _show(client: Client, what: str, arg: str | None) -> int:
                 print(f"Partition {arg} not found", file=sys.stderr)
                 return 1
         nodes = client.call("GET", "/nodes")["nodes"]  # their memory makes the partition's TRES
-        print("\n".join(fmt.show_partition(p, nodes) for p in parts))
+        _emit([fmt.show_partition(p, nodes) for p in parts], oneliner)
         return 0
     if kind in ("config",):
         items = client.call("GET", "/config")["config"]
@@ -95,7 +101,7 @@ def _show(client: Client, what: str, arg: str | None) -> int:
         if not resvs:
             print("No reservations in the system")
             return 0
-        print("\n".join(fmt.show_reservation(r) for r in resvs))
+        _emit([fmt.show_reservation(r) for r in resvs], oneliner)
         return 0
     print(f"scontrol: error: invalid entity: {what} for keyword:show", file=sys.stderr)
     return 1
@@ -121,7 +127,14 @@ def _job_action(client: Client, action: str, arg: str) -> int:
     return status
 
 
-def _reservation_fields(pairs: dict[str, str]) -> dict:
+class NotCreated(ValueError):
+    """A reservation request scontrol itself refuses ("...  No reservation created.")."""
+
+
+RESV_FLAGS = {"MAINT", "IGNORE_JOBS", "SPEC_NODES"}  # the ones minislurm models (book ch. 9)
+
+
+def _reservation_fields(pairs: dict[str, str], create: bool = False) -> dict:
     now = time.time()
     fields: dict = {}
     for key, value in pairs.items():
@@ -130,25 +143,53 @@ def _reservation_fields(pairs: dict[str, str]) -> dict:
             fields["name"] = value
         elif k == "nodes":
             fields["nodes"] = value
+        elif k in ("nodecnt", "nodecount"):
+            if not value.isdigit() or int(value) < 1:
+                raise NotCreated(f"Invalid node count {key}={value}.")
+            fields["node_count"] = int(value)
+        elif k in ("partitionname", "partition"):
+            fields["partition"] = value
         elif k == "starttime":
             fields["start"] = None if value.lower() == "now" else parse_begin(value, now)
         elif k == "endtime":
             fields["end"] = parse_begin(value, now)
         elif k == "duration":
-            minutes = parse_time_limit(value)
+            try:
+                minutes = parse_time_limit(value)
+            except ValueError:
+                raise NotCreated(f"Invalid duration {key}={value}.") from None
             fields["duration"] = None if minutes == float("inf") else minutes * 60
         elif k in ("users", "user"):
             fields["users"] = value
         elif k in ("accounts", "account"):
             fields["accounts"] = value
         elif k == "flags":
+            if {f.upper() for f in value.split(",") if f} - RESV_FLAGS:
+                raise NotCreated(f"Error parsing flags {value}.")
             fields["flags"] = value
         else:
             raise ValueError(f"Invalid input: {key}")
+    if create and not (fields.get("users") or fields.get("accounts")):
+        raise NotCreated("Either Users/Groups and/or Accounts must be specified.")
     return fields
 
 
+def _resv_error(cmd: str, exc: ClientError, typed: str = "") -> None:
+    """Each reservation command words its failure its own way (as scontrol 22.05 does)."""
+    if cmd == "create":
+        print(f"Error creating the reservation: {exc}", file=sys.stderr, flush=True)
+        if str(exc) == "Requested nodes are busy":
+            print("Note, unless nodes are directly requested a reservation must exist in a single partition.\n"
+                  "If no partition is requested the default partition is assumed.")
+    elif cmd == "update":
+        print(f"Error updating the reservation: {exc}\nslurm_update error: {exc}", file=sys.stderr)
+    else:
+        print(f"delete_reservation {typed}: {exc}", file=sys.stderr)  # the first word, as typed
+
+
 def main(argv: list[str]) -> int:
+    oneliner = any(a in ("-o", "--oneliner") for a in argv)  # an option anywhere, as getopt allows
+    argv = [a for a in argv if a not in ("-o", "--oneliner")]
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(USAGE)
         return 0 if argv else 1
@@ -161,7 +202,7 @@ def main(argv: list[str]) -> int:
             if not rest:
                 print("scontrol: error: too few arguments for keyword:show", file=sys.stderr)
                 return 1
-            return _show(client, rest[0], rest[1] if len(rest) > 1 else None)
+            return _show(client, rest[0], rest[1] if len(rest) > 1 else None, oneliner)
         if cmd in ("requeue", "requeuehold", "hold", "uhold", "release"):
             if not rest:
                 print(f"scontrol: error: too few arguments for keyword:{cmd}", file=sys.stderr)
@@ -192,18 +233,33 @@ def main(argv: list[str]) -> int:
             elif resv:
                 fields = _reservation_fields({k: v for k, v in pairs.items()
                                               if k.lower() not in ("reservationname", "reservation")})
-                client.call("POST", f"/reservations/{resv}", fields)
+                try:
+                    client.call("POST", f"/reservations/{resv}", fields)
+                except ClientError as exc:
+                    _resv_error("update", exc)
+                    return 1
             else:
                 print("scontrol: error: No valid entity in update command", file=sys.stderr)
                 return 1
             return 0
         if cmd == "create" and rest and rest[0].lower() in ("reservation", "res"):
-            name = client.call("POST", "/reservations", _reservation_fields(_pairs(rest[1:])))["name"]
+            fields = _reservation_fields(_pairs(rest[1:]), create=True)
+            try:
+                name = client.call("POST", "/reservations", fields)["name"]
+            except ClientError as exc:
+                _resv_error(cmd, exc)
+                return 1
             print(f"Reservation created: {name}")
             return 0
-        if cmd == "delete" and rest and rest[0].lower() in ("reservation", "res"):
-            pairs = _pairs(rest[1:]) if any("=" in w for w in rest[1:]) else {"ReservationName": rest[1]}
-            client.call("DELETE", f"/reservations/{_lookup(pairs, 'reservationname', 'reservation')}")
+        if cmd == "delete" and rest:
+            # `delete ReservationName=R`, `delete reservation R` and `delete reservation=R`
+            words = rest[1:] if rest[0].lower() in ("reservation", "res") and len(rest) > 1 else rest
+            name = _lookup(_pairs(words), "reservationname", "reservation") if "=" in words[0] else words[0]
+            try:
+                client.call("DELETE", f"/reservations/{name}")
+            except ClientError as exc:
+                _resv_error(cmd, exc, rest[0])
+                return 1
             return 0
     except ClientError as exc:
         where = {"update": "slurm_update error", "create": "Error creating the reservation",
@@ -212,6 +268,9 @@ def main(argv: list[str]) -> int:
             where = {"job": "slurm_load_jobs error", "node": "slurm_load_node error",
                      "partition": "slurm_load_partitions error"}.get(rest[0].lower().rstrip("s"), where)
         print(f"{where}: {exc}", file=sys.stderr)
+        return 1
+    except NotCreated as exc:
+        print(f"scontrol: error: {exc}  No reservation created.", file=sys.stderr)
         return 1
     except (ValueError, HostlistError, IndexError) as exc:
         print(f"scontrol: error: {exc}", file=sys.stderr)

@@ -221,28 +221,33 @@ async def config(request: web.Request) -> web.Response:
 
 async def list_reservations(request: web.Request) -> web.Response:
     ctl = _ctl(request)
-    return web.json_response({"reservations": [reservations.to_dict(r) for r in ctl.state.reservations.values()]})
+    nodes = ctl.state.nodes
+    return web.json_response({"reservations": [
+        {**reservations.to_dict(r), "cpus": sum(int(nodes.cap_cpu[nodes.index[n]]) for n in r.nodes)}
+        for r in ctl.state.reservations.values()]})
+
+
+def _operator(request: web.Request) -> Controller:
+    """Reservations are the operators' (Slurm says "Invalid user id" to anyone else)."""
+    ctl = _ctl(request)
+    if request[USER] not in ctl.operators:
+        raise SlurmError(reservations.INVALID_USER)
+    return ctl
 
 
 async def create_reservation(request: web.Request) -> web.Response:
-    ctl = _ctl(request)
-    if request[USER] not in ctl.operators:
-        raise SlurmError(errors.ACCESS_DENIED)
-    return web.json_response({"name": await reservations.create(ctl, request[BODY])})
+    ctl = _operator(request)
+    return web.json_response({"name": await reservations.create(ctl, request[BODY], request[USER])})
 
 
 async def update_reservation(request: web.Request) -> web.Response:
-    ctl = _ctl(request)
-    if request[USER] not in ctl.operators:
-        raise SlurmError(errors.ACCESS_DENIED)
+    ctl = _operator(request)
     await reservations.update(ctl, request[PATH]["name"], request[BODY])
     return web.json_response({"ok": True})
 
 
 async def delete_reservation(request: web.Request) -> web.Response:
-    ctl = _ctl(request)
-    if request[USER] not in ctl.operators:
-        raise SlurmError(errors.ACCESS_DENIED)
+    ctl = _operator(request)
     await reservations.delete(ctl, request[PATH]["name"])
     return web.json_response({"ok": True})
 

@@ -154,6 +154,8 @@ _RESV_FIELDS = {
     "users": _text(MAX_ARG, pattern="^[A-Za-z0-9_.@$,-]*$", why="a comma-separated list of user names"),
     "accounts": _text(MAX_ARG, pattern="^[^\\x00-\\x1f\\x7f\\s]*$", why="a comma-separated list of accounts"),
     "flags": _text(MAX_NAME, pattern="^[A-Za-z_,]*$", why="a comma-separated list of flags"),
+    "node_count": _slurm(_int(1, MAX_U32), "Node count specification invalid"),
+    "partition": _slurm(_text(MAX_NAME), errors.INVALID_PARTITION),
 }
 
 NONE = _object({})
@@ -206,7 +208,7 @@ ROUTES: dict[tuple[str, str], dict] = {
                      "description": "a number of seconds (1 to 2147483647)"}})},
     ("GET", "/reservations"): {},
     ("POST", "/reservations"): {"body": _object({"name": {**RESERVATION_NAME, "type": ["string", "null"]},
-                                                 **_RESV_FIELDS}, required=("nodes",))},
+                                                 **_RESV_FIELDS})},
     ("POST", "/reservations/{name}"): {"body": _object(_RESV_FIELDS)},
     ("DELETE", "/reservations/{name}"): {},
     ("POST", "/agents/register"): {"body": _object({

@@ -83,6 +83,8 @@ def run(work: "Pass", order: list[Job], easy: bool = False,
                 job_view = _Running(job, alloc, now)
                 plan.add_running(job_view)
                 continue
+        if work.reason.get(job.job_id, Reason.PRIORITY) == Reason.PRIORITY and work.reserved_for_other(job, required):
+            work.reason[job.job_id] = Reason.RESERVED_FOR_OTHER
         work.reason.setdefault(job.job_id, Reason.PRIORITY)
         # No promise beyond the window (Slurm logs "No reservation created"), and under
         # EASY none after the partition's first.

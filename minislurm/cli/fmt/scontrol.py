@@ -30,6 +30,11 @@ def _record(lines: list[str]) -> str:
     return IND.join(printable(line) for line in lines) + "\n\n"
 
 
+def one_line(record: str) -> str:
+    """``scontrol -o``: a record's lines joined by one space each."""
+    return record.rstrip("\n").replace(IND, " ") + "\n"
+
+
 def _time(epoch: float | None) -> str:
     return timestamp(epoch, "Unknown")
 
@@ -155,7 +160,7 @@ def show_job(job: dict, *, now: float) -> str:
 
 
 _NODE_BASE = {"idle": "IDLE", "mix": "MIXED", "alloc": "ALLOCATED", "down": "DOWN", "drain": "IDLE",
-              "drng": "MIXED", "comp": "IDLE", "fail": "DOWN", "unk": "UNKNOWN"}
+              "drng": "MIXED", "comp": "IDLE", "fail": "DOWN", "unk": "UNKNOWN", "resv": "IDLE", "maint": "IDLE"}
 
 
 def node_state_string(node: dict) -> str:
@@ -171,6 +176,8 @@ def node_state_string(node: dict) -> str:
         extra.append("DRAIN")
     if state == "fail":
         extra.append("FAIL")
+    if state in ("resv", "maint"):
+        extra.append("RESERVED" if state == "resv" else "MAINTENANCE+RESERVED")
     if "NOT_RESPONDING" in flags:
         extra.append("NOT_RESPONDING")
     return "+".join([base] + extra)
@@ -264,21 +271,27 @@ def show_hostlist(expr: str, sorted: bool = False) -> str:
     return compress(expand(expr), sort=sorted) + "\n"
 
 
+RESV_FLAG_ORDER = ["MAINT", "IGNORE_JOBS", "SPEC_NODES"]  # the order Slurm lists them in
+
+
 def show_reservation(resv: dict, *, now: float | None = None) -> str:
     """``scontrol show reservation``: times, nodes, who may use it, and whether it is active."""
     start, end = resv["start"], resv.get("end")
     now = time.time() if now is None else now
     state = "ACTIVE" if start <= now and (end is None or now < end) else "INACTIVE"
     nodes = expand(resv["nodes"]) if isinstance(resv["nodes"], str) else list(resv["nodes"])
+    cpus = resv.get("cpus", 0)
+    flags = sorted(resv.get("flags", ()), key=lambda f: (RESV_FLAG_ORDER.index(f) if f in RESV_FLAG_ORDER else 99, f))
     lines = [
         f"ReservationName={resv['name']} StartTime={_time(start)} "
         f"EndTime={_time(end) if end is not None else 'Unknown'} "
         f"Duration={_limit(None if end is None else end - start)}",
-        f"Nodes={compress(nodes)} NodeCnt={len(nodes)} CoreCnt=0 Features=(null) PartitionName=(null) "
-        f"Flags={','.join(resv.get('flags', ()))}",
-        "TRES=(null)",
+        f"Nodes={compress(nodes)} NodeCnt={len(nodes)} CoreCnt={cpus} Features=(null) "
+        f"PartitionName={_null(resv.get('partition') or '')} Flags={','.join(flags)}",
+        f"TRES=cpu={cpus}" if cpus else "TRES=(null)",
         f"Users={_null(','.join(resv.get('users', ())))} Groups=(null) "
-        f"Accounts={_null(','.join(resv.get('accounts', ())))} Licenses=(null) State={state} BurstBuffer=(null)",
+        f"Accounts={_null(','.join(resv.get('accounts', ())))} Licenses=(null) State={state} BurstBuffer=(null) "
+        "Watts=n/a",
         "MaxStartDelay=(null)",
     ]
     return _record(lines)

@@ -1,0 +1,106 @@
+"""Shell sessions a learner might type, run on minislurm and on the real-Slurm twin (issue 12).
+
+Each session is a bash script whose output (stdout and stderr together, job ids masked as A,
+B, C) must be the same on both.  ``sessions/NAME.out`` holds what Slurm 22.05 printed on the
+twin (docker/slurm): tests/live/test_slurm_conformance.py replays each script on a minislurm
+cluster built from the twin's slurm.conf and compares with that recording (no twin needed), and
+tests/docker/test_real_slurm.py runs it on both clusters and checks the recording is still true.
+Re-record after changing a script: ``python tests/live/sessions.py`` (needs the twin up).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CONF = HERE.parents[1] / "docker" / "slurm" / "slurm.conf"
+
+# upto: wait for a condition (30 s at most); gone/running/ended: a job left the queue, N of its
+# tasks run, N of its tasks have an end in sacct;
+# ids: mask job ids as A, B, C.
+HELPERS = r"""upto() { local i; for i in $(seq 150); do eval "$1" && return; sleep 0.2; done; echo "timed out: $1"; }
+gone() { upto '[ -z "$(squeue -h -j '$1' -o %i 2>/dev/null)" ]'; sleep 1; }
+running() { upto '[ "$(squeue -h -r -t R -j '$1' -o %i | wc -l)" = '$2' ]'; }
+ended() { upto '[ "$(sacct -X -n -P -j '$1' -o End | grep -vc Unknown)" = '$2' ]'; }  # slurmdbd lags
+ids() {
+    local e="" n
+    for n in A B C; do [ -n "$1" ] && e="$e s/(^|[^0-9a-z])$1([^0-9]|$)/\\1$n\\2/g;"; shift || break; done
+    sed -E "$e"
+}
+exec 2>&1
+"""
+
+SESSIONS: dict[str, tuple[bool, str]] = {  # name: (as the operator?, script)
+    "arrays_and_sacct": (False, r"""a=$(sbatch --parsable -a 1-4 --wrap 'sleep 30'); running $a 4
+squeue -h -o '%i %j %T' -j ${a}_2 | ids $a; squeue -h -r -o %i -j ${a}_2,${a}_3 | sort | ids $a
+squeue -j ${a}_9; echo "rc=$?"; scancel $a
+b=$(sbatch --parsable -a 1-3 --wrap true); gone $b; ended $b 3
+sacct -j ${b}_3 -P -o JobID,JobName,State | ids $b
+for s in CD cd F,CD F; do sacct -X -P -o JobID,State -s $s -j ${b}_1 | ids $b; done
+sacct -X -P -s bogus; echo "rc=$?"
+sacct -X -n -P -o JobID -S now-5minutes | grep -c "^${b}_1$"
+sacct -X -S bogus; echo "rc=$?"
+"""),
+    "reservations": (True, r"""drop() { for r in $(scontrol show res -o | grep -o '^ReservationName=[^ ]*' | cut -d= -f2); do
+         scontrol delete ReservationName=$r; done; }
+masked() { sed -E 's/(Start|End)Time=[^ ]+/\1Time=T/g'; }
+drop
+scontrol create reservation ReservationName=r1 Nodes=c1 StartTime=now Duration=3-00:00:00 Users=root; echo "rc=$?"
+scontrol show res r1 | masked
+scontrol create reservation ReservationName=r2 Nodes=c1 StartTime=now Duration=60 Users=root; echo "rc=$?"
+scontrol create reservation ReservationName=r3 Nodes=c9 StartTime=now Duration=60 Users=root; echo "rc=$?"
+scontrol create reservation ReservationName=r4 Nodes=c2 StartTime=now Duration=60; echo "rc=$?"
+scontrol create reservation ReservationName=r5 Nodes=c2 StartTime=now Duration=60 Users=root Flags=BOGUS; echo "rc=$?"
+scontrol create reservation ReservationName=r6 Nodes=c2 StartTime=now Duration=bogus Users=root; echo "rc=$?"
+scontrol create reservation ReservationName=r7 Nodes=c2 StartTime=now Duration=60 Users=nosuchuser; echo "rc=$?"
+upto '[ "$(sinfo -h -n c1 -o %t)" = resv ]'; sinfo
+a=$(sbatch --parsable -N2 --wrap 'sleep 60'); b=$(sbatch --parsable --wrap 'sleep 60')
+c=$(sbatch --parsable -w c1 --wrap 'sleep 60'); running $b 1
+upto '[ "$(squeue -h -j '$a,$c' -o %r | grep -c None)" = 0 ]'
+squeue -S i -o '%i %T %N %r' | ids $a $b $c; scontrol show job $c | grep -o 'Reason=[^ ]*'
+scancel $a $b $c; gone $b
+d=$(sbatch --parsable --reservation=r1 --wrap 'sleep 60'); running $d 1
+scontrol delete ReservationName=r1; echo "rc=$?"
+scancel $d; gone $d; scontrol delete reservation r1; echo "rc=$?"
+scontrol delete ReservationName=r1; echo "rc=$?"
+e=$(sbatch --parsable -w c2 --wrap 'sleep 60'); running $e 1
+scontrol create reservation ReservationName=n2 NodeCnt=2 StartTime=now Duration=60 Users=root; echo "rc=$?"
+scontrol create reservation ReservationName=n1 NodeCnt=1 StartTime=now Duration=60 Accounts=default Flags=MAINT
+upto '[ "$(sinfo -h -n c1 -o %t)" = maint ]'; sinfo
+scontrol show res n1 | masked
+scontrol create reservation ReservationName=i1 Nodes=c2 StartTime=now+1day Duration=21-00:00:00 Users=root
+scontrol create reservation ReservationName=i2 Nodes=c2 StartTime=now Duration=60 Users=root Flags=IGNORE_JOBS
+scontrol show res -o | masked; scancel $e; drop
+"""),
+}
+
+
+def script(name: str) -> str:
+    return HELPERS + SESSIONS[name][1]
+
+
+def recorded(name: str) -> str:
+    return (HERE / "sessions" / f"{name}.out").read_text()
+
+
+def run_mini(live, name: str, timeout: float = 120) -> str:
+    """The session on minislurm's cluster ``live`` (livekit.Live), its commands first on the PATH."""
+    env = live.c.env()
+    env["PATH"] = f"{live.c.dir / 'bin'}:{env.get('PATH', '/usr/bin:/bin')}"
+    return subprocess.run(["bash", "-c", script(name)], text=True, capture_output=True, env=env,
+                          cwd=str(live.work), timeout=timeout).stdout
+
+
+def run_twin(name: str, timeout: float = 120) -> str:
+    """The session on the twin's login node: as root for operator sessions, else as student."""
+    user = "root" if SESSIONS[name][0] else "student"
+    return subprocess.run(["docker", "exec", "-i", "-u", user, "-w", "/shared/work", "minislurm-login",
+                           "bash", "-c", script(name)], text=True, capture_output=True, timeout=timeout).stdout
+
+
+if __name__ == "__main__":
+    for name in sys.argv[1:] or SESSIONS:
+        (HERE / "sessions" / f"{name}.out").write_text(run_twin(name))
+        print(f"recorded {name}")
