@@ -36,6 +36,8 @@ def _job_id(request: web.Request) -> int:
 
 # -- jobs ----------------------------------------------------------------------------------
 async def submit(request: web.Request) -> web.Response:
+    if request[BODY].get("spec", {}).get("test_only"):
+        return web.json_response(await _ctl(request).test_only(request[USER], request[BODY]))
     ids = await _ctl(request).submit(request[USER], request[BODY])
     return web.json_response({"job_id": ids[0], "job_ids": ids})
 

@@ -40,6 +40,7 @@ from minislurm.lifecycle import Background, every
 from minislurm.sched import priority
 from minislurm.sched.schedule import schedule
 from minislurm.sched.submit import NeverRuns, build_jobs
+from minislurm.sched.willrun import will_run
 
 log = logging.getLogger("minislurm.ctld")
 
@@ -205,6 +206,24 @@ class Controller(RunningJobs):
             self.state.add(job)
         self.request_pass()
         return [j.job_id for j in jobs]
+
+    async def test_only(self, user: str, request: dict) -> dict:
+        """``sbatch --test-only``: the will-run answer for a job that is never queued (it uses
+        up a job id, as in Slurm)."""
+        self.check_saving()
+        now = self.clock()
+        try:
+            job = build_jobs(spec_from_dict(request.get("spec", {})), self.state, user=user, now=now)[0]
+        except NeverRuns:
+            found = None
+        else:
+            found = will_run(self.state, job, now)
+        self.store.put_meta("next_job_id", self.state.next_job_id)
+        await self.store.commit()
+        if found is None:
+            raise SlurmError(errors.NODE_CONFIG_UNAVAILABLE)
+        start, nodes, cpus = found
+        return {"job_id": job.job_id, "start": start, "nodes": nodes, "cpus": cpus, "partition": job.partition}
 
     async def _never_runs(self, job: Job, live: Live, now: float) -> None:
         """As slurmctld does: the refused request keeps its job id and a FAILED record (exit code

@@ -43,7 +43,7 @@ def run(work: "Pass", order: list[Job], easy: bool = False,
     running = list(state.running.values())
     running += [_Running(work.started[s.job_id], s.alloc, now) for s in work.starts]
     plan = Plan(work.free, running, now, cfg.bf_resolution)
-    _promise_advance_reservations(work, plan)
+    promise_advance_reservations(work, plan)
     horizon = plan.now + int(cfg.bf_window)
     expected: dict[int, float] = {}
     planned: dict[int, tuple[int, ...]] = {}
@@ -113,7 +113,7 @@ def _fits_reservation(work: "Pass", job: Job, now: float) -> bool:
     return resv is None or now + job.time_limit <= resv.end
 
 
-def _promise_advance_reservations(work: "Pass", plan: Plan) -> None:
+def promise_advance_reservations(work: "Pass", plan: Plan) -> None:
     """Advance reservations are promises too, for every job outside them."""
     idx = work.state.nodes.index
     for resv in work.state.reservations.values():
