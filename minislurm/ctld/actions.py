@@ -81,13 +81,15 @@ def requeue_now(ctl: "Controller", job, hold: str | None) -> None:
 
 
 async def hold(ctl: "Controller", user: str, job_id: int, kind: str | None = None) -> None:
+    """``scontrol hold`` (an operator's is an admin hold: only an operator releases it) and
+    ``uhold``.  A running job may be held too: the hold applies if it is requeued."""
     job = ctl.job(job_id)
     ctl.may_modify(user, job)
-    if job.state is not JobState.PENDING:
-        raise SlurmError("Job is no longer pending execution")
+    if job.state not in (JobState.PENDING, JobState.RUNNING):
+        raise SlurmError(errors.ALREADY_DONE)
     if kind == "admin" and user not in ctl.operators:  # only an operator's hold is an admin hold
         raise SlurmError(errors.ACCESS_DENIED)
-    job.hold = kind or ("admin" if user in ctl.operators and user != job.user else "user")
+    job.hold = kind or ("admin" if user in ctl.operators else "user")
     job.priority = 0
     job.reason = Reason.HELD_ADMIN if job.hold == "admin" else Reason.HELD_USER
     ctl.state.reprioritized()
@@ -99,8 +101,8 @@ async def release(ctl: "Controller", user: str, job_id: int) -> None:
     from minislurm.sched import priority
     job = ctl.job(job_id)
     ctl.may_modify(user, job)
-    if job.state is not JobState.PENDING:
-        raise SlurmError("Job is no longer pending execution")
+    if job.state not in (JobState.PENDING, JobState.RUNNING):
+        raise SlurmError(errors.ALREADY_DONE)
     if job.hold == "admin" and user not in ctl.operators:
         raise SlurmError(errors.ACCESS_DENIED)
     job.hold = None

@@ -254,8 +254,13 @@ class Controller(RunningJobs):
         now = self.clock()
         result = schedule(self.state, now, backfill_cycle=backfill)
         self.state.settle_dependencies(result.settled)
-        for job_id in result.settled:
-            self.save_job(self.state.jobs[job_id])
+        for job_id, outcome in result.settled.items():
+            job = self.state.jobs[job_id]
+            if outcome == "never" and job.kill_on_invalid_dep:  # --kill-on-invalid-dep=yes
+                self.state.finish(job, JobState.CANCELLED, now, reason=Reason.DEPENDENCY_NEVER)
+                accounting.record_job(self, job)
+                self.tell(job_id)
+            self.save_job(job)
         for job_id, reason in result.reasons.known.items():
             self.state.jobs[job_id].reason = reason
         if backfill:

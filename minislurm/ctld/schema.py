@@ -120,6 +120,7 @@ JOB_SPEC = _object({
     "input": _text(MAX_PATH, null=True), "chdir": _text(MAX_PATH, null=True),
     "open_mode": {"enum": ["append", "truncate", None], "description": "append or truncate"},
     "requeue": FLAG, "exclusive": FLAG, "hold": FLAG, "parsable": FLAG, "wait": FLAG, "test_only": FLAG,
+    "kill_on_invalid_dep": FLAG,
     "dependency": DEPENDENCY, "array": ARRAY,
     "signal": _tuple(_int(1, 0xFFFF), _int(0, 0xFFFF), {"type": "boolean"}, {"type": "boolean"}, required=1,
                      why="[signal, seconds, batch only, reservation]", null=True),
@@ -173,7 +174,8 @@ ROUTES: dict[tuple[str, str], dict] = {
         "until": {"enum": ["start", "end"], "description": "start or end"}, "timeout": _num(0, 300)}},
     ("POST", "/jobs/{job_id}/cancel"): {"body": _object({
         "uid": UID, "signal": SIGNAL,
-        "target": {"enum": ["steps", "batch_tree", "all", None], "description": "steps, batch_tree or all"}})},
+        "target": {"enum": ["steps", "batch_scancel", "all", None],
+                   "description": "steps, batch_scancel or all"}})},
     ("POST", "/jobs/{job_id}/requeue"): {"body": _object({"hold": {"type": "boolean"}})},
     ("POST", "/jobs/{job_id}/hold"): {"body": _object({"kind": {"enum": ["user", "admin", None],
                                                                 "description": "user or admin"}})},

@@ -13,6 +13,7 @@ layout).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from minislurm.core import errors
 from minislurm.core.errors import SlurmError
@@ -146,16 +147,18 @@ def build_jobs(spec: JobSpec, state: ClusterState, *, user: str, now: float,
             raise SlurmError(errors.INVALID_RESERVATION)
         if not resv.admits(user, account):
             raise SlurmError("Access denied to requested reservation")
-    if spec.dependency is not None:
-        for kind, ids in spec.dependency.terms:
-            if any(i not in state.jobs and i not in state.array_tasks for i in ids):
-                raise SlurmError(errors.DEPENDENCY)
+    dependency = spec.dependency
+    if dependency is not None:  # Slurm 22.05 drops ids it does not know (a job never run, or long gone)
+        terms = tuple((kind, known) for kind, ids in dependency.terms
+                      if (known := tuple(i for i in ids if i in state.jobs or i in state.array_tasks))
+                      or kind == "singleton")
+        dependency = replace(dependency, terms=terms) if terms else None
 
     template = dict(
         user=user, account=account, partition=part.name, name=spec.job_name or default_name,
         submit_time=now, time_limit=time_limit, num_nodes=nodes, shape=shape, exclusive=exclusive,
         ntasks=tasks, nice=spec.nice or 0, hold="user" if spec.hold else None,
-        begin_time=spec.begin or 0.0, dependency=spec.dependency,
+        begin_time=spec.begin or 0.0, dependency=dependency, kill_on_invalid_dep=bool(spec.kill_on_invalid_dep),
         req_nodes=frozenset(spec.nodelist or ()), exc_nodes=frozenset(spec.exclude or ()),
         reservation=spec.reservation,
         requeue=cfg.job_requeue if spec.requeue is None else spec.requeue, spec=spec,

@@ -43,6 +43,47 @@ sacct -X -P -s bogus; echo "rc=$?"
 sacct -X -n -P -o JobID -S now-5minutes | grep -c "^${b}_1$"
 sacct -X -S bogus; echo "rc=$?"
 """),
+    "jobs": (True, r"""
+x=$(sbatch --parsable -d afterok:99999 --wrap true); echo "rc=$?"; gone $x
+scontrol show job $x | grep -o -E '(JobState|Dependency)=[^ ]*'
+f=$(sbatch --parsable --wrap false); gone $f
+k=$(sbatch --parsable --kill-on-invalid-dep=yes -d afterok:$f --wrap true); gone $k; ended $k 1
+squeue -h -t all -j $k -o '%i %T %r' | ids $k; sacct -X -n -P -j $k -o State,ExitCode
+n=$(sbatch --parsable -d afterok:$f --wrap true); upto '[ "$(squeue -h -j '$n' -o %r)" = DependencyNeverSatisfied ]'
+squeue -h -j $n -o '%i %T %r' | ids $n; scancel $n
+sbatch --test-only --wrap true 2>&1 | sed -E 's/[0-9T:-]{19}/T/' | ids $((n+1)); echo "rc=$?"
+sbatch --test-only -N2 -n4 -t 5 --wrap true 2>&1 | sed -E 's/[0-9T:-]{19}/T/' | ids $((n+2))
+sbatch --test-only -N3 --wrap true; echo "rc=$?"
+h=$(sbatch --parsable --begin=now+1hour --wrap true); echo "next id: $((h-n))"
+scontrol hold $h; echo "rc=$?"; squeue -h -j $h -o '%i %T %r' | ids $h
+scontrol release $h; echo "rc=$?"; upto '[ "$(squeue -h -j '$h' -o %r)" = BeginTime ]'
+scontrol uhold $h; echo "rc=$?"; squeue -h -j $h -o '%i %T %r' | ids $h; scancel $h
+r=$(sbatch --parsable --wrap 'sleep 30'); running $r 1
+scontrol hold $r; echo "rc=$?"; squeue -h -j $r -o '%i %T %r' | ids $r
+scontrol show job $r | grep -o -E '(Priority|JobState)=[^ ]*'; scontrol release $r; echo "rc=$?"; scancel $r
+scancel 99999; echo "rc=$?"; scancel $f; echo "rc=$?"; scancel 99999_3; echo "rc=$?"
+scancel -v 99999; echo "rc=$?"
+scancel -v $f 2>&1 | ids $f; echo "rc=$?"
+scancel --signal=USR1 99999; echo "rc=$?"
+scancel 1.batch; echo "rc=$?"
+"""),
+    "tasks": (False, r"""
+srun nosuchcommand 2>&1 | sort; echo "rc=${PIPESTATUS[0]}"
+srun -N2 -l nosuchcommand 2>&1 | sort; echo "rc=${PIPESTATUS[0]}"
+cat > shell.sh <<"X"
+#!/bin/bash
+trap "echo shell got TERM" TERM
+(trap "echo child got TERM; exit 0" TERM; sleep 5 & wait; echo child done) &
+sleep 5 & wait $!
+echo shell after wait
+wait
+X
+for how in "-b" "-b -s TERM"; do
+    j=$(sbatch --parsable -o shell-%j.out shell.sh); running $j 1; sleep 1
+    scancel $how $j; echo "rc=$?"; gone $j; ended $j 1
+    sed -E 's/[0-9T:-]{19}/T/' shell-$j.out | ids $j; sacct -X -n -P -j $j -o State,ExitCode
+done
+"""),
     "reservations": (True, r"""drop() { for r in $(scontrol show res -o | grep -o '^ReservationName=[^ ]*' | cut -d= -f2); do
          scontrol delete ReservationName=$r; done; }
 masked() { sed -E 's/(Start|End)Time=[^ ]+/\1Time=T/g'; }
