@@ -8,7 +8,7 @@ import sys
 import time
 from datetime import datetime
 
-from minislurm.cli.fmt.sacct import format_records
+from minislurm.cli.fmt.sacct import field_list, format_records
 from minislurm.cli.main import ArgumentParser
 from minislurm.client import Client, ClientError
 from minislurm.core.jobids import base_ids, parse_selectors, selected
@@ -37,7 +37,12 @@ def main(argv: list[str]) -> int:
     p.add_argument("-s", "--state")
     p.add_argument("-b", "--brief", action="store_true")
     p.add_argument("-l", "--long", action="store_true")
+    p.add_argument("-e", "--helpformat", action="store_true")
+    p.add_argument("--name")
     args = p.parse_args(argv)
+    if args.helpformat:
+        sys.stdout.write(field_list())
+        return 0
     now = time.time()
     fields = None
     if args.format or os.environ.get("SACCT_FORMAT"):
@@ -80,6 +85,10 @@ def main(argv: list[str]) -> int:
         records = [r for r in records if _selected(selectors, r)]
     if want:
         records = [r for r in records if r["state"] in want]
+    if args.name:  # --name=a,b: jobs of those names, with their steps
+        names = set(args.name.split(","))
+        jobs = {(r["job_id"], r.get("restart")) for r in records if r["step"] is None and r["name"] in names}
+        records = [r for r in records if (r["job_id"], r.get("restart")) in jobs]
     try:
         text = format_records(records, fields=fields, parsable2=args.parsable2, parsable=args.parsable,
                               noheader=args.noheader, now=now)

@@ -40,7 +40,7 @@ def _emit(records: list[str], oneliner: bool) -> None:
     sys.stdout.write("".join(one_line(r) if oneliner else r for r in records))
 
 
-def _show(client: Client, what: str, arg: str | None, oneliner: bool = False) -> int:
+def _show(client: Client, what: str, arg: str | None, oneliner: bool = False, details: bool = False) -> int:
     from minislurm.cli.fmt import scontrol as fmt
     kind = what.lower()
     if kind in ("hostnames", "hostname"):
@@ -65,7 +65,7 @@ def _show(client: Client, what: str, arg: str | None, oneliner: bool = False) ->
             print("No jobs in the system")
             return 0
         now = time.time()
-        _emit([fmt.show_job(j, now=now) for j in sorted(jobs, key=lambda j: j["job_id"])], oneliner)
+        _emit([fmt.show_job(j, now=now, details=details) for j in sorted(jobs, key=lambda j: j["job_id"])], oneliner)
         return 0
     if kind in ("node", "nodes"):
         nodes = client.call("GET", "/nodes")["nodes"]
@@ -187,9 +187,28 @@ def _resv_error(cmd: str, exc: ClientError, typed: str = "") -> None:
         print(f"delete_reservation {typed}: {exc}", file=sys.stderr)  # the first word, as typed
 
 
+def _update_partition(client: Client, name: str, pairs: dict[str, str]) -> int:
+    """``update PartitionName=P MaxTime=T`` (the one partition field minislurm changes)."""
+    body: dict = {"name": name}
+    for key, value in pairs.items():
+        if key.lower() == "maxtime":
+            try:
+                minutes = parse_time_limit(value)
+            except ValueError:  # scontrol 22.05 then also reports the (absent) error of the RPC
+                print(f"scontrol: error: Invalid input {key}={value}\nslurm_update error: No error", file=sys.stderr)
+                return 1
+            body["max_time"] = "INFINITE" if minutes == float("inf") else minutes
+        elif key.lower() != "partitionname":
+            raise ValueError(f"Update of this parameter is not supported: {key}")
+    client.call("POST", "/partitions/update", body)
+    return 0
+
+
 def main(argv: list[str]) -> int:
-    oneliner = any(a in ("-o", "--oneliner") for a in argv)  # an option anywhere, as getopt allows
-    argv = [a for a in argv if a not in ("-o", "--oneliner")]
+    # options anywhere, as getopt allows: -o one line per record, -d details
+    oneliner = any(a in ("-o", "--oneliner") for a in argv)
+    details = any(a in ("-d", "--details") for a in argv)
+    argv = [a for a in argv if a not in ("-o", "--oneliner", "-d", "--details")]
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(USAGE)
         return 0 if argv else 1
@@ -202,7 +221,7 @@ def main(argv: list[str]) -> int:
             if not rest:
                 print("scontrol: error: too few arguments for keyword:show", file=sys.stderr)
                 return 1
-            return _show(client, rest[0], rest[1] if len(rest) > 1 else None, oneliner)
+            return _show(client, rest[0], rest[1] if len(rest) > 1 else None, oneliner, details)
         if cmd in ("requeue", "requeuehold", "hold", "uhold", "release"):
             if not rest:
                 print(f"scontrol: error: too few arguments for keyword:{cmd}", file=sys.stderr)
@@ -219,6 +238,7 @@ def main(argv: list[str]) -> int:
             node = _lookup(pairs, "nodename", "node")
             job = _lookup(pairs, "jobid", "job")
             resv = _lookup(pairs, "reservationname", "reservation")
+            part = _lookup(pairs, "partitionname")
             state = (_lookup(pairs, "state") or "").upper()
             if node and state in ("DOWN", "DRAIN", "FAIL") and not _lookup(pairs, "reason"):
                 # checked by scontrol itself (src/scontrol/update_node.c), before any request
@@ -229,7 +249,13 @@ def main(argv: list[str]) -> int:
                                                       "reason": _lookup(pairs, "reason")})
             elif job:
                 fields = {k: v for k, v in pairs.items() if k.lower() not in ("jobid", "job")}
-                client.call("POST", f"/jobs/{int(job.split('_')[0])}/update", fields)
+                try:
+                    client.call("POST", f"/jobs/{int(job.split('_')[0])}/update", fields)
+                except ClientError as exc:  # scontrol 22.05 words a job's refusal so
+                    print(f"{exc} for job {job}", file=sys.stderr)
+                    return 1
+            elif part and not resv:
+                return _update_partition(client, part, pairs)
             elif resv:
                 fields = _reservation_fields({k: v for k, v in pairs.items()
                                               if k.lower() not in ("reservationname", "reservation")})

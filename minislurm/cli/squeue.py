@@ -49,6 +49,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("-r", "--array", action="store_true")
     p.add_argument("-a", "--all", action="store_true")
     p.add_argument("-i", "--iterate", type=float)
+    p.add_argument("-n", "--name")
     args = p.parse_args(argv)
     try:
         states = _states(args.states) if args.states else DEFAULT_STATES
@@ -57,6 +58,7 @@ def main(argv: list[str]) -> int:
         print(f"squeue: error: {exc}", file=sys.stderr)
         return 1
     selectors = parse_selectors(args.jobs) if args.jobs else None
+    names = set(args.name.split(",")) if args.name else None
     query = {"user": _me() if args.me else args.user, "partition": args.partition,
              "ids": base_ids(selectors) if selectors else None,
              # Only the columns printed, and (unless -j, whose "Invalid job id" needs every state)
@@ -72,7 +74,7 @@ def main(argv: list[str]) -> int:
             return 1
         found = reply["jobs"] if "jobs" in reply else _views(reply)
         jobs = [j for j in found if (states is None or j["state"] in states) and (not selectors or selected(
-            selectors, j["job_id"], j["array_job_id"], j["array_task_id"]))]
+            selectors, j["job_id"], j["array_job_id"], j["array_task_id"])) and (not names or j["name"] in names)]
         if args.jobs and not jobs and not found:
             print("slurm_load_jobs error: Invalid job id specified", file=sys.stderr)
             return 1

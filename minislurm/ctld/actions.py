@@ -7,6 +7,7 @@ refused request changes nothing.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import TYPE_CHECKING
 
@@ -123,14 +124,14 @@ def _nice(text: str) -> int:
 
 
 async def update_job(ctl: "Controller", user: str, job_id: int, fields: dict) -> None:
-    """``scontrol update JobId=N Key=Value ...`` for TimeLimit, Nice, Name, Partition, Comment."""
+    """``scontrol update JobId=N Key=Value ...`` for TimeLimit, Nice, Name, Partition, NumNodes."""
     import math
 
     from minislurm.core.timefmt import parse_time_limit
     job = ctl.job(job_id)
     ctl.may_modify(user, job)
     if job.state.finished:
-        raise SlurmError(errors.ALREADY_DONE)
+        raise SlurmError("Job has already finished")
     operator = user in ctl.operators
     changes = {}
     for key, value in fields.items():
@@ -150,6 +151,13 @@ async def update_job(ctl: "Controller", user: str, job_id: int, fields: dict) ->
             changes["nice"] = nice
         elif k in ("name", "jobname"):
             changes["name"] = value
+        elif k == "numnodes":  # a pending job's node count (NumNodes=N or N-M: the minimum here)
+            if job.state is not JobState.PENDING:
+                raise SlurmError("Requested operation not supported on this system")
+            m = re.fullmatch(r"(\d{1,9})(?:-(\d{1,9}))?", value.strip())
+            if not m or int(m.group(1)) < 1 or (m.group(2) and int(m.group(2)) < int(m.group(1))):
+                raise SlurmError(errors.INVALID_NODE_COUNT)
+            changes["num_nodes"] = int(m.group(1))
         elif k == "partition":
             if job.state is not JobState.PENDING:
                 raise SlurmError("Job is no longer pending execution")
@@ -169,6 +177,22 @@ async def update_job(ctl: "Controller", user: str, job_id: int, fields: dict) ->
     if job.time_limit == math.inf or changes:
         ctl.state.reprioritized()
     ctl.save_job(job)
+    await ctl.store.commit()
+    ctl.request_pass()
+
+
+async def update_partition(ctl: "Controller", user: str, name: str, max_time_min: float | None) -> None:
+    """``scontrol update PartitionName=P MaxTime=T`` (operators only).  Kept with the state, as
+    slurmctld keeps it, until the configuration is read again."""
+    if user not in ctl.operators:
+        raise SlurmError("Invalid user id")
+    part = ctl.state.partitions.get(name)
+    if part is None:
+        raise SlurmError(errors.INVALID_PARTITION)
+    if max_time_min is not None:
+        part.max_time = math.inf if max_time_min == "INFINITE" else max_time_min * 60
+        ctl.store.put_meta(f"partition_max_time:{name}", part.max_time)
+    ctl.state.touch()
     await ctl.store.commit()
     ctl.request_pass()
 

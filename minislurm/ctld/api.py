@@ -171,6 +171,12 @@ async def update_nodes(request: web.Request) -> web.Response:
     return web.json_response({"ok": True})
 
 
+async def update_partition(request: web.Request) -> web.Response:
+    body = request[BODY]
+    await actions.update_partition(_ctl(request), request[USER], body["name"], body.get("max_time"))
+    return web.json_response({"ok": True})
+
+
 async def list_partitions(request: web.Request) -> web.Response:
     ctl = _ctl(request)
     return web.json_response({"partitions": [partition_view(ctl.state, p) for p in ctl.state.partitions]})
@@ -294,6 +300,7 @@ def make_app(ctl: Controller) -> web.Application:
         ("POST", "/jobs/{job_id}/steps", create_step),
         ("POST", "/jobs/{job_id}/steps/{step_id}/complete", complete_step),
         ("GET", "/nodes", list_nodes), ("POST", "/nodes/update", update_nodes),
+        ("POST", "/partitions/update", update_partition),
         ("GET", "/partitions", list_partitions), ("GET", "/acct", acct), ("GET", "/priorities", priorities),
         ("GET", "/shares", shares), ("POST", "/token", token),
         ("GET", "/reservations", list_reservations), ("POST", "/reservations", create_reservation),

@@ -114,6 +114,10 @@ class Controller(RunningJobs):
         """Reload jobs, nodes and reservations saved by an earlier controller."""
         st = self.state
         st.next_job_id = int(self.store.meta("next_job_id", "1"))
+        for name, part in st.partitions.items():  # scontrol update PartitionName=... MaxTime=
+            saved = self.store.meta(f"partition_max_time:{name}")
+            if saved is not None:
+                part.max_time = float(saved)
         for name, data in self.store.nodes().items():
             if name not in st.nodes.index:
                 continue

@@ -196,6 +196,8 @@ ROUTES: dict[tuple[str, str], dict] = {
     ("POST", "/jobs/{job_id}/steps/{step_id}/complete"): {"body": _object({
         "exit_code": EXIT_CODE, "signal": _int(0, 64)})},
     ("GET", "/nodes"): {}, ("GET", "/partitions"): {},
+    ("POST", "/partitions/update"): {"body": _object({"name": _slurm(_text(MAX_NAME), errors.INVALID_PARTITION),
+                                                      "max_time": TIME_LIMIT}, required=("name",))},
     ("POST", "/nodes/update"): {"body": _object({
         "names": _slurm(_list(NODE_NAME, MAX_NODES, min_items=1), errors.INVALID_NODE_NAME),
         "state": _text(32, null=True, pattern=NO_CONTROL), "reason": _text(MAX_NAME, null=True)},

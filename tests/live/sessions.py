@@ -84,6 +84,27 @@ for how in "-b" "-b -s TERM"; do
     sed -E 's/[0-9T:-]{19}/T/' shell-$j.out | ids $j; sacct -X -n -P -j $j -o State,ExitCode
 done
 """),
+    "commands": (True, r"""
+j=$(sbatch --parsable --hold --wrap true); scontrol update JobId=$j NumNodes=2; echo "rc=$?"
+scontrol show job $j | grep -o -E "NumCPUs=[^ ]*|TRES=[^ ]*"
+scontrol update JobId=$j NumNodes=0 2>&1 | ids $j; echo "rc=${PIPESTATUS[0]}"
+scontrol release $j; gone $j; squeue -h -t all -j $j -o "%T %D %N"
+scontrol update JobId=$j NumNodes=2 2>&1 | ids $j; echo "rc=${PIPESTATUS[0]}"
+r=$(sbatch --parsable --wrap "sleep 20"); running $r 1
+scontrol update JobId=$r NumNodes=2 2>&1 | ids $r; echo "rc=${PIPESTATUS[0]}"; scancel $r
+scontrol update PartitionName=gpu MaxTime=2:00:00; echo "rc=$?"
+scontrol show partition gpu | grep -o "MaxTime=[^ ]*"; sinfo -h -o %l
+scontrol update PartitionName=gpu MaxTime=bogus; echo "rc=$?"
+scontrol update PartitionName=nosuch MaxTime=1:00:00; echo "rc=$?"
+scontrol update PartitionName=gpu MaxTime=1-00:00:00; sinfo -h -o %l
+k=$(sbatch --parsable -N2 --gres=gpu:2 --ntasks-per-node=2 -J myname --wrap "srun sleep 20"); running $k 1
+scontrol show job -d $k | grep -E "DerivedExitCode|JOB_GRES|Nodes=c" | sed -E "s/CPU_IDs=[^ ]+/CPU_IDs=N/"
+scontrol -o show job $k | wc -l; scontrol -o show partition | cut -c1-40
+squeue -n myname -h -o "%j"; squeue -n nosuch; sacct -X -n -P --name=myname -o JobName | tail -1
+upto "[ -n \"\$(sacct -n -X -o ReqTRES -j $k | tr -d ' ')\" ]"
+upto "[ -n \"\$(sacct -j $k -n -o JobID | grep $k.0)\" ]"; scancel $k; gone $k; ended $k 1
+sacct -j $k -P -o JobID,NTasks,ReqTRES,DerivedExitCode | ids $k
+"""),
     "reservations": (True, r"""drop() { for r in $(scontrol show res -o | grep -o '^ReservationName=[^ ]*' | cut -d= -f2); do
          scontrol delete ReservationName=$r; done; }
 masked() { sed -E 's/(Start|End)Time=[^ ]+/\1Time=T/g'; }
