@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from livekit import started
 from sessions import CONF, SESSIONS, recorded, run_mini
 
 pytestmark = pytest.mark.live
@@ -20,3 +21,15 @@ CLUSTER = {"conf": CONF}
 def test_session_prints_what_slurm_printed(live, name):
     live.reset()
     assert run_mini(live, name) == recorded(name)
+
+
+def test_sprio_without_priority_type(tmp_path):
+    """A slurm.conf without PriorityType runs priority/basic, and sprio says what the twin's
+    slurmctld, started from such a file, made sprio say (rc 1)."""
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("".join(line for line in CONF.read_text().splitlines(keepends=True)
+                            if not line.startswith("Priority")))
+    with started(tmp_path / "basic", conf=conf) as lv:
+        r = lv.run("sprio")
+    assert (r.returncode, r.stdout, r.stderr) == (1, "", "You are not running a supported priority plugin\n"
+                                                         "(priority/basic).\nOnly 'priority/multifactor' is supported.\n")
