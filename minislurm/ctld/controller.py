@@ -214,18 +214,21 @@ class Controller(RunningJobs):
         up a job id, as in Slurm)."""
         self.check_saving()
         now = self.clock()
+        job_id = self.state.next_job_id
         try:
-            job = build_jobs(spec_from_dict(request.get("spec", {})), self.state, user=user, now=now)[0]
+            job = build_jobs(spec_from_dict(request.get("spec", {})), self.state, first_id=job_id, user=user,
+                             now=now)[0]
         except NeverRuns:
             found = None
         else:
             found = will_run(self.state, job, now)
+        self.state.used_job_ids(job_id)
         self.store.put_meta("next_job_id", self.state.next_job_id)
         await self.store.commit()
         if found is None:
             raise SlurmError(errors.NODE_CONFIG_UNAVAILABLE)
         start, nodes, cpus = found
-        return {"job_id": job.job_id, "start": start, "nodes": nodes, "cpus": cpus, "partition": job.partition}
+        return {"job_id": job_id, "start": start, "nodes": nodes, "cpus": cpus, "partition": job.partition}
 
     async def _never_runs(self, job: Job, live: Live, now: float) -> None:
         """As slurmctld does: the refused request keeps its job id and a FAILED record (exit code

@@ -29,7 +29,7 @@ from minislurm.sched.plan import NEVER, Plan
 from minislurm.sched.select.cons_tres import request, request_key
 
 if TYPE_CHECKING:
-    from minislurm.sched.schedule import Pass
+    from minislurm.sched.work import Pass
 
 
 def run(work: "Pass", order: list[Job], easy: bool = False,

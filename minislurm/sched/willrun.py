@@ -14,7 +14,7 @@ from minislurm.core.states import Reason
 from minislurm.sched.backfill import promise_advance_reservations
 from minislurm.sched.eligibility import blocked_reason, required_nodes
 from minislurm.sched.plan import NEVER, Plan
-from minislurm.sched.schedule import Pass
+from minislurm.sched.work import Pass
 from minislurm.sched.select.cons_tres import request, request_key
 
 # Reasons a job can never start however long it waits: will-run finds no place for it.
