@@ -105,8 +105,8 @@ upto "[ -n \"\$(sacct -n -X -o ReqTRES -j $k | tr -d ' ')\" ]"
 upto "[ -n \"\$(sacct -j $k -n -o JobID | grep $k.0)\" ]"; scancel $k; gone $k; ended $k 1
 sacct -j $k -P -o JobID,NTasks,ReqTRES,DerivedExitCode | ids $k
 """),
-    "reservations": (True, r"""drop() { for r in $(scontrol show res -o | grep -o '^ReservationName=[^ ]*' | cut -d= -f2); do
-         scontrol delete ReservationName=$r; done; }
+    "reservations": (True, r"""# Only this session's reservations: the twin is shared.
+drop() { for r in r1 r2 r3 r4 r5 r6 r7 n1 n2 i1 i2; do scontrol delete ReservationName=$r >/dev/null 2>&1; done; }
 masked() { sed -E 's/(Start|End)Time=[^ ]+/\1Time=T/g'; }
 drop
 scontrol create reservation ReservationName=r1 Nodes=c1 StartTime=now Duration=3-00:00:00 Users=root; echo "rc=$?"
@@ -134,7 +134,7 @@ upto '[ "$(sinfo -h -n c1 -o %t)" = maint ]'; sinfo
 scontrol show res n1 | masked
 scontrol create reservation ReservationName=i1 Nodes=c2 StartTime=now+1day Duration=21-00:00:00 Users=root
 scontrol create reservation ReservationName=i2 Nodes=c2 StartTime=now Duration=60 Users=root Flags=IGNORE_JOBS
-scontrol show res -o | masked; scancel $e; drop
+for r in n1 i1 i2; do scontrol show res $r -o; done | masked; scancel $e; drop
 """),
 }
 
