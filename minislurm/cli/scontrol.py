@@ -8,7 +8,8 @@ import time
 
 from minislurm.client import Client, ClientError
 from minislurm.core.hostlist import HostlistError, compress, expand
-from minislurm.core.timefmt import parse_begin, parse_time_limit
+from minislurm.cli.scontrol_resv import NotCreated, report, reservation_fields
+from minislurm.core.timefmt import parse_time_limit
 
 USAGE = """usage: scontrol <command> [...]
   show job|node|partition|reservation|config [ID]   show hostnames [LIST]   show hostlist[sorted] LIST
@@ -127,66 +128,6 @@ def _job_action(client: Client, action: str, arg: str) -> int:
     return status
 
 
-class NotCreated(ValueError):
-    """A reservation request scontrol itself refuses ("...  No reservation created.")."""
-
-
-RESV_FLAGS = {"MAINT", "IGNORE_JOBS", "SPEC_NODES"}  # the ones minislurm models (book ch. 9)
-
-
-def _reservation_fields(pairs: dict[str, str], create: bool = False) -> dict:
-    now = time.time()
-    fields: dict = {}
-    for key, value in pairs.items():
-        k = key.lower()
-        if k in ("reservationname", "reservation"):
-            fields["name"] = value
-        elif k == "nodes":
-            fields["nodes"] = value
-        elif k in ("nodecnt", "nodecount"):
-            if not value.isdigit() or int(value) < 1:
-                raise NotCreated(f"Invalid node count {key}={value}.")
-            fields["node_count"] = int(value)
-        elif k in ("partitionname", "partition"):
-            fields["partition"] = value
-        elif k == "starttime":
-            fields["start"] = None if value.lower() == "now" else parse_begin(value, now)
-        elif k == "endtime":
-            fields["end"] = parse_begin(value, now)
-        elif k == "duration":
-            try:
-                minutes = parse_time_limit(value)
-            except ValueError:
-                raise NotCreated(f"Invalid duration {key}={value}.") from None
-            fields["duration"] = None if minutes == float("inf") else minutes * 60
-        elif k in ("users", "user"):
-            fields["users"] = value
-        elif k in ("accounts", "account"):
-            fields["accounts"] = value
-        elif k == "flags":
-            if {f.upper() for f in value.split(",") if f} - RESV_FLAGS:
-                raise NotCreated(f"Error parsing flags {value}.")
-            fields["flags"] = value
-        else:
-            raise ValueError(f"Invalid input: {key}")
-    if create and not (fields.get("users") or fields.get("accounts")):
-        raise NotCreated("Either Users/Groups and/or Accounts must be specified.")
-    return fields
-
-
-def _resv_error(cmd: str, exc: ClientError, typed: str = "") -> None:
-    """Each reservation command words its failure its own way (as scontrol 22.05 does)."""
-    if cmd == "create":
-        print(f"Error creating the reservation: {exc}", file=sys.stderr, flush=True)
-        if str(exc) == "Requested nodes are busy":
-            print("Note, unless nodes are directly requested a reservation must exist in a single partition.\n"
-                  "If no partition is requested the default partition is assumed.")
-    elif cmd == "update":
-        print(f"Error updating the reservation: {exc}\nslurm_update error: {exc}", file=sys.stderr)
-    else:
-        print(f"delete_reservation {typed}: {exc}", file=sys.stderr)  # the first word, as typed
-
-
 def _update_partition(client: Client, name: str, pairs: dict[str, str]) -> int:
     """``update PartitionName=P MaxTime=T`` (the one partition field minislurm changes)."""
     body: dict = {"name": name}
@@ -257,23 +198,23 @@ def main(argv: list[str]) -> int:
             elif part and not resv:
                 return _update_partition(client, part, pairs)
             elif resv:
-                fields = _reservation_fields({k: v for k, v in pairs.items()
+                fields = reservation_fields({k: v for k, v in pairs.items()
                                               if k.lower() not in ("reservationname", "reservation")})
                 try:
                     client.call("POST", f"/reservations/{resv}", fields)
                 except ClientError as exc:
-                    _resv_error("update", exc)
+                    report("update", exc)
                     return 1
             else:
                 print("scontrol: error: No valid entity in update command", file=sys.stderr)
                 return 1
             return 0
         if cmd == "create" and rest and rest[0].lower() in ("reservation", "res"):
-            fields = _reservation_fields(_pairs(rest[1:]), create=True)
+            fields = reservation_fields(_pairs(rest[1:]), create=True)
             try:
                 name = client.call("POST", "/reservations", fields)["name"]
             except ClientError as exc:
-                _resv_error(cmd, exc)
+                report(cmd, exc)
                 return 1
             print(f"Reservation created: {name}")
             return 0
@@ -284,7 +225,7 @@ def main(argv: list[str]) -> int:
             try:
                 client.call("DELETE", f"/reservations/{name}")
             except ClientError as exc:
-                _resv_error(cmd, exc, rest[0])
+                report(cmd, exc, rest[0])
                 return 1
             return 0
     except ClientError as exc:
