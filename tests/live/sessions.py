@@ -17,11 +17,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 CONF = HERE.parents[1] / "docker" / "slurm" / "slurm.conf"
 
-# upto: wait for a condition (30 s at most); gone/running/ended: a job left the queue, N of its
-# tasks run, N of its tasks have an end in sacct;
+# upto: wait for a condition (30 s at most); gone/running/ended: a job left the queue (and, on
+# the twin, a second more for slurmctld to finish it), N of its tasks run, N of its tasks have
+# an end in sacct;
 # ids: mask job ids as A, B, C.
 HELPERS = r"""upto() { local i; for i in $(seq 150); do eval "$1" && return; sleep 0.2; done; echo "timed out: $1"; }
-gone() { upto '[ -z "$(squeue -h -j '$1' -o %i 2>/dev/null)" ]'; sleep 1; }
+gone() { upto '[ -z "$(squeue -h -j '$1' -o %i 2>/dev/null)" ]'; [ -z "$TWIN" ] || sleep 1; }
 running() { upto '[ "$(squeue -h -r -t R -j '$1' -o %i | wc -l)" = '$2' ]'; }
 ended() { upto '[ "$(sacct -X -n -P -j '$1' -o End | grep -vc Unknown)" = '$2' ]'; }  # slurmdbd lags
 ids() {
@@ -73,8 +74,8 @@ srun -N2 -l nosuchcommand 2>&1 | sort; echo "rc=${PIPESTATUS[0]}"
 cat > shell.sh <<"X"
 #!/bin/bash
 trap "echo shell got TERM" TERM
-(trap "echo child got TERM; exit 0" TERM; sleep 5 & wait; echo child done) &
-sleep 5 & wait $!
+(trap "echo child got TERM; exit 0" TERM; sleep 3 & wait; echo child done) &
+sleep 3 & wait $!
 echo shell after wait
 wait
 X
@@ -91,7 +92,7 @@ scontrol update JobId=$j NumNodes=0 2>&1 | ids $j; echo "rc=${PIPESTATUS[0]}"
 scontrol release $j; gone $j; squeue -h -t all -j $j -o "%T %D %N"
 scontrol update JobId=$j NumNodes=2 2>&1 | ids $j; echo "rc=${PIPESTATUS[0]}"
 r=$(sbatch --parsable --wrap "sleep 20"); running $r 1
-scontrol update JobId=$r NumNodes=2 2>&1 | ids $r; echo "rc=${PIPESTATUS[0]}"; scancel $r
+scontrol update JobId=$r NumNodes=2 2>&1 | ids $r; echo "rc=${PIPESTATUS[0]}"; scancel $r; gone $r
 scontrol update PartitionName=gpu MaxTime=2:00:00; echo "rc=$?"
 scontrol show partition gpu | grep -o "MaxTime=[^ ]*"; sinfo -h -o %l
 scontrol update PartitionName=gpu MaxTime=bogus; echo "rc=$?"
@@ -158,7 +159,7 @@ def run_mini(live, name: str, timeout: float = 120) -> str:
 def run_twin(name: str, timeout: float = 120) -> str:
     """The session on the twin's login node: as root for operator sessions, else as student."""
     user = "root" if SESSIONS[name][0] else "student"
-    return subprocess.run(["docker", "exec", "-i", "-u", user, "-w", "/shared/work", "minislurm-login",
+    return subprocess.run(["docker", "exec", "-i", "-u", user, "-e", "TWIN=1", "-w", "/shared/work", "minislurm-login",
                            "bash", "-c", script(name)], text=True, capture_output=True, timeout=timeout).stdout
 
 
