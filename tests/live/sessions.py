@@ -99,7 +99,7 @@ scontrol update PartitionName=gpu MaxTime=bogus; echo "rc=$?"
 scontrol update PartitionName=nosuch MaxTime=1:00:00; echo "rc=$?"
 scontrol update PartitionName=gpu MaxTime=1-00:00:00; sinfo -h -o %l
 k=$(sbatch --parsable -N2 --gres=gpu:2 --ntasks-per-node=2 -J myname --wrap "srun sleep 20"); running $k 1
-scontrol show job -d $k | grep -E "DerivedExitCode|JOB_GRES|Nodes=c" | sed -E "s/CPU_IDs=[^ ]+/CPU_IDs=N/"
+scontrol show job -d $k | grep -E "DerivedExitCode|JOB_GRES"; scontrol show job -d $k | grep -o "GRES=gpu:2(IDX:0-1)" | sort -u
 scontrol -o show job $k | wc -l; scontrol -o show partition | cut -c1-40
 squeue -n myname -h -o "%j"; squeue -n nosuch; sacct -X -n -P --name=myname -o JobName | tail -1
 upto "[ -n \"\$(sacct -n -X -o ReqTRES -j $k | tr -d ' ')\" ]"
