@@ -10,6 +10,7 @@ COMMANDS = {
     "env": ("minislurm.cli.env", "print shell lines that put sbatch, squeue, ... on PATH"),
     "sbatch": ("minislurm.cli.sbatch", "submit a batch script"),
     "srun": ("minislurm.cli.srun", "run a parallel step"),
+    "salloc": ("minislurm.cli.salloc", "get an allocation and run a shell or command in it"),
     "squeue": ("minislurm.cli.squeue", "view the queue"),
     "scancel": ("minislurm.cli.scancel", "cancel or signal jobs"),
     "sinfo": ("minislurm.cli.sinfo", "view nodes and partitions"),
