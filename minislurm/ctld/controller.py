@@ -32,7 +32,7 @@ from minislurm.core.state import ClusterState
 from minislurm.core.states import JobState, Reason
 from minislurm.ctld import accounting
 from minislurm.ctld.agents import AgentClient
-from minislurm.ctld.auth import Signer
+from minislurm.common.auth import Signer
 from minislurm.ctld.jobs import Live, job_from_dict, job_to_dict
 from minislurm.ctld.running import RunningJobs
 from minislurm.ctld.store import Store

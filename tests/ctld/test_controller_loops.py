@@ -8,9 +8,9 @@ import time
 import pytest
 
 from minislurm.cluster.confgen import lab_config
+from minislurm.common.auth import Signer
 from minislurm.core.errors import SlurmError
 from minislurm.ctld import controller as controller_module
-from minislurm.ctld.auth import Signer
 from minislurm.ctld.controller import Controller
 
 
