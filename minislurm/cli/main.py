@@ -15,6 +15,8 @@ COMMANDS = {
     "scancel": ("minislurm.cli.scancel", "cancel or signal jobs"),
     "sinfo": ("minislurm.cli.sinfo", "view nodes and partitions"),
     "sacct": ("minislurm.cli.sacct", "view accounting records"),
+    "sstat": ("minislurm.cli.sstat", "view what a running job's steps use (CPU, memory)"),
+    "seff": ("minislurm.cli.seff", "a finished job's CPU and memory efficiency"),
     "scontrol": ("minislurm.cli.scontrol", "view and change jobs, nodes, reservations"),
     "sprio": ("minislurm.cli.sprio", "view the priority factors of pending jobs"),
     "sshare": ("minislurm.cli.sshare", "view fair-share usage"),

@@ -44,10 +44,13 @@ def record_job(ctl: "Controller", job: Job, *, state: JobState | None = None, en
                exit_code=job.exit_code if exit_code is None else exit_code, exit_signal=job.exit_signal)
     if state is JobState.PENDING:
         row.update(start=None, alloc_cpus=0, alloc_gpus=0, nodes="None assigned")
+    row.update(_job_usage(ctl, job))
     ctl.store.put_acct(job.job_id, job.restart_count, "", row)
     if ctl.live[job.job_id].batch and job.alloc is not None and state is not JobState.PENDING:
         # steps carry no requester: sacct prints a cancelled step as plain CANCELLED
+        used = ctl.live[job.job_id].batch_usage or {}
         batch = dict(row, step="batch", name="batch", partition="", nnodes=1, cancelled_by=None,
+                     total_cpu=used.get("cpu"), max_rss=used.get("rss"),
                      nodes=ctl.state.nodes.names[job.alloc.nodes[0]] if job.alloc else row["nodes"],
                      alloc_cpus=job.alloc.cpus[0] if job.alloc else 0,
                      alloc_gpus=len(job.alloc.gpus[0]) if job.alloc else 0)
@@ -58,8 +61,21 @@ def record_job(ctl: "Controller", job: Job, *, state: JobState | None = None, en
         ctl.store.put_acct(job.job_id, job.restart_count, "batch", batch)
 
 
+def _job_usage(ctl: "Controller", job: Job) -> dict:
+    """The job line's TotalCPU is its steps' (batch included) added up; MaxRSS the largest."""
+    parts = [s for s in ctl.steps.get(job.job_id, {}).values() if s.get("total_cpu") is not None]
+    parts = [(s["total_cpu"], s.get("max_rss") or 0) for s in parts]
+    used = ctl.live[job.job_id].batch_usage
+    if used:
+        parts.append((used["cpu"], used["rss"]))
+    if not parts:
+        return {}
+    return {"total_cpu": sum(c for c, _ in parts), "max_rss": max(r for _, r in parts)}
+
+
 def record_step(ctl: "Controller", job: Job, step: dict) -> None:
     row = _base(ctl, job)
+    row.update(total_cpu=step.get("total_cpu"), max_rss=step.get("max_rss"))
     row.update(step=str(step["step_id"]), name=step["name"], partition="", state=step["state"],
                start=step["start"], end=step.get("end"), exit_code=step.get("exit_code", 0),
                exit_signal=step.get("exit_signal", 0), alloc_cpus=step["cpus"], alloc_gpus=step["gpus"],

@@ -246,7 +246,7 @@ class Controller(RunningJobs):
             self.state.start(job, start.alloc, now)
             self.expected.pop(job.job_id, None)
             live = self.live[job.job_id]
-            live.launched = False
+            live.launched, live.batch_usage = False, None
             if not live.batch:
                 self.last_active[job.job_id] = now
             self.save_job(job)

@@ -22,6 +22,7 @@ from minislurm.common.auth import AuthError
 from minislurm.slurmd import env as slurm_env
 from minislurm.slurmd.proc import ProcessSet
 from minislurm.slurmd.spawn import identity_for, spawn
+from minislurm.slurmd.usage import Meter
 
 if TYPE_CHECKING:
     from minislurm.slurmd.agent import NodeAgent
@@ -37,8 +38,9 @@ async def _pump(stream: asyncio.StreamReader, task: int, key: str, queue: asynci
         await queue.put({"t": task, key: data.decode("utf-8", errors="replace")})
 
 
-async def _task(proc, task: int, queue: asyncio.Queue) -> None:
+async def _task(proc, task: int, queue: asyncio.Queue, meter: Meter) -> None:
     await asyncio.gather(_pump(proc.stdout, task, "o", queue), _pump(proc.stderr, task, "e", queue))
+    meter.take(search=False)  # its output is closed: it is exiting, its CPU time (nearly) final
     rc = await proc.wait()
     code, sig = (rc, 0) if rc >= 0 else (0, -rc)
     await queue.put({"t": task, "exit": code, "sig": sig})
@@ -85,6 +87,7 @@ async def run_step(agent: "NodeAgent", request: web.Request) -> web.StreamRespon
     procs = local_job.steps.setdefault(step["step_id"], ProcessSet())
     queue: asyncio.Queue = asyncio.Queue()
     waiters = []
+    meter = local_job.meters[step["step_id"]] = Meter(procs, ntasks=len(my_tasks))
     response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
     await response.prepare(request)
     try:
@@ -95,7 +98,7 @@ async def run_step(agent: "NodeAgent", request: web.Request) -> web.StreamRespon
                                 stderr=asyncio.subprocess.PIPE)).proc
             procs.procs.append(proc)
             local_job.roots.procs.append(proc)
-            waiters.append(asyncio.create_task(_task(proc, task, queue)))
+            waiters.append(asyncio.create_task(_task(proc, task, queue, meter)))
         await response.write((json.dumps({"started": my_tasks, "node": node}) + "\n").encode())
         remaining = len(waiters)
         while remaining:
@@ -103,6 +106,7 @@ async def run_step(agent: "NodeAgent", request: web.Request) -> web.StreamRespon
             if "exit" in item:
                 remaining -= 1
             await response.write((json.dumps(item) + "\n").encode())
+        await response.write((json.dumps({"usage": meter.stop()}) + "\n").encode())
         await response.write_eof()
     except asyncio.CancelledError:
         await procs.stop(0)  # srun is gone: so are its tasks
@@ -117,5 +121,7 @@ async def run_step(agent: "NodeAgent", request: web.Request) -> web.StreamRespon
         for w in waiters:
             if not w.done():
                 w.cancel()
+        meter.stop()
+        local_job.meters.pop(step["step_id"], None)
         agent.step_done(local_job, step["step_id"])
     return response

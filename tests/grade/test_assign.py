@@ -19,13 +19,14 @@ POINTS = {"01-cluster-basics": TWO_EACH, "02-batch-jobs": TWO_EACH, "03-gres-pac
           "04-srun-env": TWO_EACH, "05-priority": TWO_EACH,
           "06-backfill": {"exercise-1": 2, "exercise-2": 3, "exercise-3": 2},
           "07-failures": {"exercise-1": 3, "exercise-2": 2, "exercise-3": 2},
-          "08-at-scale": TWO_EACH}
+          "08-at-scale": TWO_EACH,
+          "10-daily-work": {**TWO_EACH, "exercise-4": 2}}
 
 
 def test_assign_reports_each_lab_and_checks_the_solutions(dist):
     out, stdout = dist
     for lab in LABS:
-        assert f"{lab}: 3 questions, {sum(POINTS[lab].values())} points" in stdout
+        assert f"{lab}: {len(POINTS[lab])} questions, {sum(POINTS[lab].values())} points" in stdout
         assert (out / "student" / f"{lab}.ipynb").is_file()
         assert (out / "autograder" / f"{lab}-autograder.zip").is_file()
     assert f"{len(LABS)} labs in" in stdout and "the worked solutions pass every test" in stdout
