@@ -29,8 +29,9 @@ def test_sacct_and_seff_report_cpu_and_memory_of_a_finished_job(live):
     assert rows[str(job)][1] == "" and seconds(rows[str(job)][0]) >= step_cpu  # the job line adds steps up
     out = live.run("seff", str(job)).stdout
     assert f"Job ID: {job}\n" in out and "State: COMPLETED (exit code 0)" in out and "Cores: 2" in out
+    assert re.search(r"CPU Utilized: 00:00:0[234]\n", out), out  # the job line's TotalCPU
     eff = float(re.search(r"CPU Efficiency: ([\d.]+)%", out).group(1))
-    assert 20 <= eff <= 100, out
+    assert 0 < eff <= 100, out  # over Elapsed x 2 cores: how far below 100 depends on the machine's load
     assert re.search(r"Memory Efficiency: [\d.]+% of 1.00 GB", out), out
 
 
