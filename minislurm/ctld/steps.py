@@ -21,6 +21,8 @@ from minislurm.ctld.launch import job_info
 if TYPE_CHECKING:
     from minislurm.ctld.controller import Controller
 
+TREE_WIDTH = 50  # Slurm 22.05's default TreeWidth (checked on the twin): srun reaches this many agents
+
 
 def _fail(job_id: int, why: str) -> SlurmError:
     return SlurmError(f"Unable to create step for job {job_id}: {why}")
@@ -79,12 +81,14 @@ async def create(ctl: "Controller", user: str, job_id: int, req: dict) -> dict:
     ctl.save_step(job, step)
     await ctl.store.commit()
     info = job_info(ctl, job)
+    addrs = {n: ctl.agents[n].addr for n in nodes}
     credential = ctl.signer.step_credential(
         job_id=job_id, incarnation=job.restart_count, step_id=step_id, user=job.user, uid=info["uid"],
-        gid=info["gid"], tasks=dict(zip(nodes, step["task_ids"])), gpus=gpus, cpus_per_task=req.get("cpus_per_task"))
+        gid=info["gid"], tasks=dict(zip(nodes, step["task_ids"])), gpus=gpus, cpus_per_task=req.get("cpus_per_task"),
+        addrs=addrs)
     return {
         **step, "job": info, "step_gpus": gpus, "cpus_per_task": req.get("cpus_per_task"),
-        "addrs": {n: ctl.agents[n].addr for n in nodes}, "credential": credential,
+        "addrs": addrs, "credential": credential, "tree_width": int(ctl.config.other.get("TreeWidth", TREE_WIDTH)),
     }
 
 
