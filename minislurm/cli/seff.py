@@ -74,7 +74,7 @@ def main(argv: list[str]) -> int:
         return 1
     rows = [r for r in rows if str(r["job_id"]) == job_id]
     if not any(r["step"] is None for r in rows):
-        print(f"Job not found.", file=sys.stderr)
+        print("Job not found.", file=sys.stderr)
         return 2
     sys.stdout.write(report(rows, time.time()))
     return 0

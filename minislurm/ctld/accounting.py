@@ -62,15 +62,12 @@ def record_job(ctl: "Controller", job: Job, *, state: JobState | None = None, en
 
 
 def _job_usage(ctl: "Controller", job: Job) -> dict:
-    """The job line's TotalCPU is its steps' (batch included) added up; MaxRSS the largest."""
-    parts = [s for s in ctl.steps.get(job.job_id, {}).values() if s.get("total_cpu") is not None]
-    parts = [(s["total_cpu"], s.get("max_rss") or 0) for s in parts]
+    """The job line's TotalCPU: its steps' (batch included) added up (its MaxRSS stays blank)."""
+    cpu = [s["total_cpu"] for s in ctl.steps.get(job.job_id, {}).values() if s.get("total_cpu") is not None]
     used = ctl.live[job.job_id].batch_usage
     if used:
-        parts.append((used["cpu"], used["rss"]))
-    if not parts:
-        return {}
-    return {"total_cpu": sum(c for c, _ in parts), "max_rss": max(r for _, r in parts)}
+        cpu.append(used["cpu"])
+    return {"total_cpu": sum(cpu)} if cpu else {}
 
 
 def record_step(ctl: "Controller", job: Job, step: dict) -> None:

@@ -265,8 +265,8 @@ async def agent_job_ended(request: web.Request) -> web.Response:
     job = ctl.state.jobs.get(body["job_id"])
     if body.get("usage") and job is not None and job.restart_count == body["inc"]:
         ctl.live[job.job_id].batch_usage = body["usage"]
-    fresh = await ctl.job_ended(body["job_id"], body["inc"],
-                                          exit_code=body.get("exit_code", 0), signal=body.get("signal", 0))
+    fresh = await ctl.job_ended(body["job_id"], body["inc"], exit_code=body.get("exit_code", 0),
+                                signal=body.get("signal", 0))
     return web.json_response({"ok": True, "fresh": fresh})
 
 

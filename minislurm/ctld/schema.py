@@ -159,8 +159,9 @@ _RESV_FIELDS = {
 NONE = _object({})
 
 # What a step's processes used (minislurm.slurmd.usage): CPU seconds, peak resident KiB, tasks.
-USAGE = {"anyOf": [_object({"cpu": _num(0, MAX_EPOCH), "rss": _int(0, 2**53), "ntasks": _int(0, MAX_NODES)}),
-                   {"type": "null"}], "description": "usage: cpu seconds, rss KiB, ntasks"}
+USAGE = {"anyOf": [_object({"cpu": _num(0, MAX_EPOCH), "rss": _int(0, 2**53), "ntasks": _int(0, MAX_NODES)},
+                           required=("cpu", "rss", "ntasks")), {"type": "null"}],
+         "description": "usage: cpu seconds, rss KiB, ntasks"}
 
 # (method, path below /api/v1) -> {"body": schema, "query": {name: schema}, "path": {name: schema}}
 ROUTES: dict[tuple[str, str], dict] = {

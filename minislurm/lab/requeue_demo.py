@@ -90,8 +90,8 @@ def requeue_demo(sh, *, steps: int = 20, every: int = 5, kill_at: int = 7, step_
 
 
 def last_step(log: str) -> int:
-    steps = [int(line.split()[1]) for line in log.splitlines() if line.startswith("step ") and line.split()[1].isdigit()]
-    return max(steps, default=0)
+    words = [line.split() for line in log.splitlines() if line.startswith("step ")]
+    return max((int(w[1]) for w in words if w[1].isdigit()), default=0)
 
 
 _CACHE: dict[str, RequeueDemo] = {}

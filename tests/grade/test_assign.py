@@ -19,7 +19,7 @@ POINTS = {"01-cluster-basics": TWO_EACH, "02-batch-jobs": TWO_EACH, "03-gres-pac
           "04-srun-env": TWO_EACH, "05-priority": TWO_EACH,
           "06-backfill": {"exercise-1": 2, "exercise-2": 3, "exercise-3": 2},
           "07-failures": {"exercise-1": 3, "exercise-2": 2, "exercise-3": 2},
-          "08-at-scale": TWO_EACH,
+          "08-at-scale": TWO_EACH, "08b-scenario-1": TWO_EACH,
           "10-daily-work": {**TWO_EACH, "exercise-4": 2}}
 
 

@@ -12,7 +12,8 @@ from livekit import until
 
 pytestmark = pytest.mark.live
 
-BURN = "python3 -c 'import time\nt = time.process_time()\nx = bytearray(64 << 20)\nwhile time.process_time() - t < 1.5: pass'"
+BURN = ("python3 -c 'import time\nt = time.process_time()\nx = bytearray(64 << 20)\n"
+        "while time.process_time() - t < 1.5: pass'")
 
 
 def test_sacct_and_seff_report_cpu_and_memory_of_a_finished_job(live):
