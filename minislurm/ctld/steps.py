@@ -77,7 +77,7 @@ async def create(ctl: "Controller", user: str, job_id: int, req: dict) -> dict:
     step = {"step_id": step_id, "name": req.get("name") or "srun", "nodes": nodes, "tasks_per_node": counts,
             "task_ids": task_ids(counts), "ntasks": ntasks, "gpus": sum(len(g) for g in gpus.values()),
             "cpus": sum(c * cpt for c in counts), "state": "RUNNING", "start": ctl.clock()}
-    ctl.steps.setdefault(job_id, {})[step_id] = step
+    ctl.run_of(job).steps[step_id] = step
     ctl.save_step(job, step)
     await ctl.store.commit()
     info = job_info(ctl, job)
@@ -97,7 +97,8 @@ async def complete(ctl: "Controller", user: str, job_id: int, step_id: int, exit
     job = ctl.job(job_id)
     ctl.may_modify(user, job)
     ctl.heard_from(job)
-    step = ctl.steps.get(job_id, {}).get(step_id)
+    run = ctl.runs.get(job_id)
+    step = run.steps.get(step_id) if run else None
     if step is None or step["state"] != "RUNNING":
         return
     if signal:
