@@ -48,7 +48,8 @@ def record_job(ctl: "Controller", job: Job, *, state: JobState | None = None, en
     ctl.store.put_acct(job.job_id, job.restart_count, "", row)
     if ctl.live[job.job_id].batch and job.alloc is not None and state is not JobState.PENDING:
         # steps carry no requester: sacct prints a cancelled step as plain CANCELLED
-        used = ctl.live[job.job_id].batch_usage or {}
+        run = ctl.runs.get(job.job_id)
+        used = (run.batch_usage if run else None) or {}
         batch = dict(row, step="batch", name="batch", partition="", nnodes=1, cancelled_by=None,
                      total_cpu=used.get("cpu"), max_rss=used.get("rss"),
                      nodes=ctl.state.nodes.names[job.alloc.nodes[0]] if job.alloc else row["nodes"],
@@ -63,10 +64,12 @@ def record_job(ctl: "Controller", job: Job, *, state: JobState | None = None, en
 
 def _job_usage(ctl: "Controller", job: Job) -> dict:
     """The job line's TotalCPU: its steps' (batch included) added up (its MaxRSS stays blank)."""
-    cpu = [s["total_cpu"] for s in ctl.steps.get(job.job_id, {}).values() if s.get("total_cpu") is not None]
-    used = ctl.live[job.job_id].batch_usage
-    if used:
-        cpu.append(used["cpu"])
+    run = ctl.runs.get(job.job_id)
+    if run is None or run.incarnation != job.restart_count:
+        return {}
+    cpu = [s["total_cpu"] for s in run.steps.values() if s.get("total_cpu") is not None]
+    if run.batch_usage:
+        cpu.append(run.batch_usage["cpu"])
     return {"total_cpu": sum(cpu)} if cpu else {}
 
 

@@ -264,7 +264,7 @@ async def agent_job_ended(request: web.Request) -> web.Response:
     body, ctl = request[BODY], _ctl(request)
     job = ctl.state.jobs.get(body["job_id"])
     if body.get("usage") and job is not None and job.restart_count == body["inc"]:
-        ctl.live[job.job_id].batch_usage = body["usage"]
+        ctl.run_of(job).batch_usage = body["usage"]
     fresh = await ctl.job_ended(body["job_id"], body["inc"], exit_code=body.get("exit_code", 0),
                                 signal=body.get("signal", 0))
     return web.json_response({"ok": True, "fresh": fresh})

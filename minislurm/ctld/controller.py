@@ -258,7 +258,7 @@ class Controller(RunningJobs):
             self.state.start(job, start.alloc, now)
             self.expected.pop(job.job_id, None)
             live = self.live[job.job_id]
-            live.launched, live.batch_usage = False, None
+            live.launched = False
             if not live.batch:
                 self.run_of(job).srun_heard = now
             self.save_job(job)

@@ -39,7 +39,6 @@ class Live:
     # finishes what it had acknowledged.
     ending: list | None = None
     launched: bool = False  # the agent has the batch script of this incarnation
-    batch_usage: dict | None = None  # what the batch script used (slurmd's usage.Meter), for sacct
 
     @classmethod
     def from_request(cls, request: dict, batch: bool, uid: int, gid: int) -> "Live":

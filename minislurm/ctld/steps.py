@@ -122,7 +122,7 @@ async def usage(ctl: "Controller", user: str, job_id: int) -> dict:
         raise SlurmError(errors.ALREADY_DONE)
     names = [ctl.state.nodes.names[n] for n in job.alloc.nodes]
     payload = {"job_id": job_id, "inc": job.restart_count}
-    replies = await asyncio.gather(*(ctl.rpc.call(ctl.agents[n].addr, "/jobs/usage", payload) for n in names))
+    replies = await asyncio.gather(*(ctl.rpc.call(ctl.node_addr(n), "/jobs/usage", payload) for n in job.alloc.nodes))
     out: dict[str, dict] = {}
     for node, reply in zip(names, replies):
         for step, u in ((reply or {}).get("steps") or {}).items():
