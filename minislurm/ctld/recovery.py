@@ -22,6 +22,10 @@ def recover(ctl: "Controller") -> None:
     """Reload jobs, nodes and reservations saved by an earlier controller."""
     st = ctl.state
     st.next_job_id = int(ctl.store.meta("next_job_id", "1"))
+    for name, part in st.partitions.items():  # scontrol update PartitionName=... MaxTime=
+        saved = ctl.store.meta(f"partition_max_time:{name}")
+        if saved is not None:
+            part.max_time = float(saved)
     for name, data in ctl.store.nodes().items():
         if name not in st.nodes.index:
             continue
