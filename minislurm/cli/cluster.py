@@ -142,7 +142,7 @@ def up(args) -> int:
 
 
 def down(args) -> int:
-    from minislurm.cluster.local import stop_process
+    from minislurm.cluster.stop import stop_process
     folder = Path(args.dir)
     entries = _pids(folder)
     if not entries:
@@ -165,7 +165,8 @@ def node_fault(args) -> int:
     """``crash-node``/``cut-node``/``restore-node NAME``: one node fails or comes back.  A virtual
     node fails alone (its siblings run on); a node with a process of its own is killed
     (``crash-node``) and booted again (``restore-node``)."""
-    from minislurm.cluster.local import LocalCluster, stop_process
+    from minislurm.cluster.local import LocalCluster
+    from minislurm.cluster.stop import stop_process
     folder = Path(args.dir)
     if not LocalCluster.recorded(folder):
         print(f"minislurm cluster: error: no cluster recorded in {folder}", file=sys.stderr)

@@ -21,6 +21,7 @@ rewrite the files in docker/.
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -175,6 +176,21 @@ def write(folder: Path, shape: Shape, *, gpu: bool = False, home_volume: str = "
         (folder / "compose.gpu.yaml").write_text(gpu_override(shape, why))
         files.append(folder / "compose.gpu.yaml")
     return files
+
+
+def read(folder: Path) -> dict:
+    """What :func:`write` put in ``folder``, as the keyword arguments of ``DockerCluster``."""
+    from minislurm.core.hostlist import expand
+    env = dict(line.split("=", 1) for line in (folder / ".env").read_text().splitlines()
+               if "=" in line and not line.startswith("#"))
+    names = expand(re.search(r'NODE_NAMES: "([^"]+)"', (folder / "compose.yaml").read_text()).group(1))
+    settings = dict(kv.split("=", 1) for kv in env.get("SLURM_SETTINGS", "").split(",") if "=" in kv)
+    return {"nodes": len(names), "gpus_per_node": int(env["GPUS_PER_NODE"]), "cpus_per_node": int(env["CPUS_PER_NODE"]),
+            "mem": int(env["MEM_PER_NODE"]), "gpu": (folder / "compose.gpu.yaml").exists(),
+            "image": env["MINISLURM_IMAGE"], "user": env["LAB_USER"], "uid": int(env["LAB_UID"]),
+            "slurmd_timeout": int(env["SLURMD_TIMEOUT"]),
+            "jupyter_port": int(env["JUPYTER_PORT"]) if env.get("JUPYTER_PORT") else None,
+            "gpus_from": env.get("GPUS_FROM", "config"), **settings}
 
 
 def main(argv: list[str]) -> int:

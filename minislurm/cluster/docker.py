@@ -20,23 +20,17 @@ never meet, and none of them meets the real-Slurm twin (``minislurm-c1``, ...).
 
 from __future__ import annotations
 
-import hashlib
-import re
 import subprocess
 from pathlib import Path
 
 from minislurm.client import Client
-from minislurm.cluster import compose, engine
+from minislurm.cluster import compose, engine, project
 from minislurm.cluster.base import Cluster, shape_text, wait_for
 from minislurm.cluster.container import render_conf
+from minislurm.cluster.project import project_name
 from minislurm.core.slurmconf import parse_slurm_conf
 
 DEFAULT_DIR = Path.home() / ".minislurm" / "docker"
-LABEL = "com.docker.compose.project"
-
-
-def project_name(folder: Path) -> str:
-    return "msd-" + hashlib.sha1(str(Path(folder).absolute()).encode()).hexdigest()[:8]
 
 
 class DockerCluster(Cluster):
@@ -66,18 +60,7 @@ class DockerCluster(Cluster):
     def from_dir(cls, dir: str | Path, **kw) -> "DockerCluster":
         """The cluster whose compose files and .env are in ``dir`` (``cluster up --docker`` wrote them)."""
         folder = Path(dir).absolute()
-        env = dict(line.split("=", 1) for line in (folder / ".env").read_text().splitlines()
-                   if "=" in line and not line.startswith("#"))
-        text = (folder / "compose.yaml").read_text()
-        from minislurm.core.hostlist import expand
-        names = expand(re.search(r'NODE_NAMES: "([^"]+)"', text).group(1))
-        settings = dict(kv.split("=", 1) for kv in env.get("SLURM_SETTINGS", "").split(",") if "=" in kv)
-        return cls(len(names), int(env["GPUS_PER_NODE"]), int(env["CPUS_PER_NODE"]), int(env["MEM_PER_NODE"]),
-                   dir=folder, gpu=(folder / "compose.gpu.yaml").exists(), image=env["MINISLURM_IMAGE"],
-                   user=env["LAB_USER"], uid=int(env["LAB_UID"]), slurmd_timeout=int(env["SLURMD_TIMEOUT"]),
-                   jupyter_port=int(env["JUPYTER_PORT"]) if env.get("JUPYTER_PORT") else None,
-                   gpus_from=env.get("GPUS_FROM", "config"),
-                   **{**settings, **kw})
+        return cls(dir=folder, **{**compose.read(folder), **kw})
 
     @staticmethod
     def recorded(dir: str | Path) -> bool:
@@ -162,15 +145,11 @@ class DockerCluster(Cluster):
 
     def exists(self) -> bool:
         """Whether Docker holds anything of this cluster (containers or volumes)."""
-        label = f"label={LABEL}={self.project}"
-        return bool(engine.docker("ps", "-aq", "--filter", label, check=False).stdout.strip()
-                    or engine.docker("volume", "ls", "-q", "--filter", label, check=False).stdout.strip())
+        return project.exists(self.project)
 
     def running(self) -> list[str]:
         """The cluster's containers that run now."""
-        r = engine.docker("ps", "-q", "--filter", f"label={LABEL}={self.project}", "--format", "{{.Names}}",
-                          check=False)
-        return r.stdout.split()
+        return project.running(self.project)
 
     def down(self) -> None:
         """Remove every container, network and volume of this cluster (also when half-started)."""
@@ -181,12 +160,7 @@ class DockerCluster(Cluster):
                 self._compose_cmd = None
         if self._compose_cmd and (self.dir / "compose.yaml").exists():
             self.compose("down", "-v", "--remove-orphans", "-t", "5", check=False)
-        label = f"label={LABEL}={self.project}"
-        for kind, listing in (("container", ["ps", "-aq"]), ("network", ["network", "ls", "-q"]),
-                              ("volume", ["volume", "ls", "-q"])):
-            ids = engine.docker(*listing, "--filter", label, check=False).stdout.split()
-            if ids:
-                engine.docker(kind, "rm", *(["-f"] if kind != "network" else []), *ids, check=False)
+        project.remove(self.project)
         self._client = None
 
     def _controller_gone(self) -> str | None:

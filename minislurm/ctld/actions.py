@@ -40,9 +40,7 @@ async def cancel(ctl: "Controller", user: str, uid: int, job_id: int, signal: in
         ctl.state.finish(job, JobState.CANCELLED, ctl.clock())
         accounting.record_job(ctl, job)
         ctl.save_job(job)
-        ctl.tell(job_id)
-        await ctl.store.commit()
-        ctl.request_pass()
+        await ctl.commit(wake=(job_id,))
         return
     if live.ending and live.ending[0] == JobState.CANCELLED.name:
         return  # already being cancelled
@@ -65,11 +63,12 @@ async def requeue(ctl: "Controller", user: str, job_id: int, hold: bool = False)
         await ctl.terminate(job, JobState.REQUEUED, hold_kind)
         return
     requeue_now(ctl, job, hold_kind)
-    await ctl.store.commit()
+    await ctl.commit(wake=(job_id,))
 
 
 def requeue_now(ctl: "Controller", job, hold: str | None) -> None:
-    """A finished (or just stopped) job goes back to PENDING with the same id."""
+    """A finished (or just stopped) job goes back to PENDING with the same id; the caller
+    commits it and wakes its waiters (``ctl.commit(wake=...)``)."""
     ctl.forget_run(job)
     ctl.state.requeue(job, ctl.clock(), hold=hold)
     if hold:
@@ -77,8 +76,6 @@ def requeue_now(ctl: "Controller", job, hold: str | None) -> None:
     ctl.live[job.job_id].next_step = 0
     accounting.record_job(ctl, job)
     ctl.save_job(job)
-    ctl.tell(job.job_id)
-    ctl.request_pass()
 
 
 async def hold(ctl: "Controller", user: str, job_id: int, kind: str | None = None) -> None:
@@ -95,7 +92,7 @@ async def hold(ctl: "Controller", user: str, job_id: int, kind: str | None = Non
     job.reason = Reason.HELD_ADMIN if job.hold == "admin" else Reason.HELD_USER
     ctl.state.reprioritized()
     ctl.save_job(job)
-    await ctl.store.commit()
+    await ctl.commit()
 
 
 async def release(ctl: "Controller", user: str, job_id: int) -> None:
@@ -111,8 +108,7 @@ async def release(ctl: "Controller", user: str, job_id: int) -> None:
     job.priority = priority.initial(job, ctl.state, ctl.clock())
     ctl.state.reprioritized()
     ctl.save_job(job)
-    await ctl.store.commit()
-    ctl.request_pass()
+    await ctl.commit()
 
 
 def _nice(text: str) -> int:
@@ -176,8 +172,7 @@ async def update_job(ctl: "Controller", user: str, job_id: int, fields: dict) ->
     if job.time_limit == math.inf or changes:
         ctl.state.reprioritized()
     ctl.save_job(job)
-    await ctl.store.commit()
-    ctl.request_pass()
+    await ctl.commit()
 
 
 async def update_partition(ctl: "Controller", user: str, name: str, max_time_min: float | None) -> None:
@@ -192,8 +187,7 @@ async def update_partition(ctl: "Controller", user: str, name: str, max_time_min
         part.max_time = math.inf if max_time_min == "INFINITE" else max_time_min * 60
         ctl.store.put_meta(f"partition_max_time:{name}", part.max_time)
     ctl.state.touch()
-    await ctl.store.commit()
-    ctl.request_pass()
+    await ctl.commit()
 
 
 async def update_node(ctl: "Controller", user: str, names: list[str], state: str | None, reason: str | None) -> None:
@@ -226,5 +220,4 @@ async def update_node(ctl: "Controller", user: str, names: list[str], state: str
             nodes.reason[n] = reason
         ctl.save_node(name, reason_by=user if reason else None)
     ctl.state.touch()
-    await ctl.store.commit()
-    ctl.request_pass()
+    await ctl.commit()

@@ -1,4 +1,5 @@
-"""The controller's side of talking to node agents: launch, signal, terminate, ping.
+"""The controller's side of the node agents: what it knows of each (:class:`Agent`), and how it
+talks to them: launch, signal, terminate, ping.
 
 Every request carries a controller credential (a token with the ``ctld`` claim) so an agent
 obeys only its own cluster's controller.  Calls time out after ``timeout`` seconds (Slurm's
@@ -21,3 +22,15 @@ class AgentClient(JsonClient):
     async def call(self, addr: str, path: str, payload: dict | None = None,
                    timeout: float | None = None) -> dict | None:
         return await self.request(f"http://{addr}{path}", payload, timeout)
+
+
+class Agent:
+    """What the controller knows about one node's agent."""
+
+    def __init__(self, addr: str | None = None):
+        self.addr = addr
+        self.last_response = 0.0
+        self.boot_time = 0.0  # when the agent started (SlurmdStartTime)
+        self.os_boot_time = 0.0  # when its machine booted (BootTime)
+        self.registered = False
+        self.reason_set: tuple[str, float] | None = None  # who set the node's reason, and when

@@ -32,8 +32,9 @@ from minislurm.core.spec import spec_from_dict
 from minislurm.core.state import ClusterState
 from minislurm.core.states import JobState, Reason
 from minislurm.ctld import accounting
-from minislurm.ctld.agents import AgentClient
-from minislurm.ctld.jobs import Live, job_from_dict, job_to_dict
+from minislurm.ctld.agents import Agent, AgentClient
+from minislurm.ctld.jobs import Live, job_to_dict
+from minislurm.ctld.recovery import recover
 from minislurm.ctld.running import RunningJobs
 from minislurm.ctld.runstate import Run
 from minislurm.ctld.store import Store
@@ -45,18 +46,6 @@ from minislurm.sched.submit import NeverRuns, build_jobs
 from minislurm.sched.willrun import will_run
 
 log = logging.getLogger("minislurm.ctld")
-
-
-class Agent:
-    """What the controller knows about one node's agent."""
-
-    def __init__(self, addr: str | None = None):
-        self.addr = addr
-        self.last_response = 0.0
-        self.boot_time = 0.0  # when the agent started (SlurmdStartTime)
-        self.os_boot_time = 0.0  # when its machine booted (BootTime)
-        self.registered = False
-        self.reason_set: tuple[str, float] | None = None  # who set the node's reason, and when
 
 
 class Controller(RunningJobs):
@@ -89,7 +78,7 @@ class Controller(RunningJobs):
 
     # -- start-up and recovery -------------------------------------------------------
     async def start(self) -> None:
-        self._recover()
+        recover(self)
         for n in range(len(self.state.nodes)):  # nobody gets work before its agent answers
             self.state.nodes.set_responding(n, False)
         from minislurm.ctld.health import health_loop
@@ -111,45 +100,6 @@ class Controller(RunningJobs):
         await self.store.commit()
         await self.rpc.close()
         self.store.close()
-
-    def _recover(self) -> None:
-        """Reload jobs, nodes and reservations saved by an earlier controller."""
-        st = self.state
-        st.next_job_id = int(self.store.meta("next_job_id", "1"))
-        for name, part in st.partitions.items():  # scontrol update PartitionName=... MaxTime=
-            saved = self.store.meta(f"partition_max_time:{name}")
-            if saved is not None:
-                part.max_time = float(saved)
-        for name, data in self.store.nodes().items():
-            if name not in st.nodes.index:
-                continue
-            n = st.nodes.index[name]
-            self.agents[name].addr = data.get("addr")
-            if data.get("reason_user"):
-                self.agents[name].reason_set = (data["reason_user"], data.get("reason_time") or 0.0)
-            if data.get("down"):
-                st.nodes.set_down(n, True, data.get("reason"))
-            if data.get("drain"):
-                st.nodes.set_drain(n, True, data.get("reason"))
-        from minislurm.ctld.reservations import load_reservations
-        load_reservations(self)
-        now = self.clock()
-        for data in self.store.jobs():
-            job, live = job_from_dict(data, st.nodes.index)
-            self.live[job.job_id] = live
-            st.restore(job)
-            if job.job_id in st.running:
-                self.arm_timers(job, now)
-                if not live.batch:
-                    self.run_of(job).srun_heard = now
-                for a in self.agents.values():  # running jobs are re-adopted when agents answer
-                    a.last_response = max(a.last_response, now)
-        for job_id, restart, step in self.store.steps():
-            job = st.jobs.get(job_id)
-            if job is not None and job.state is JobState.RUNNING and job.restart_count == restart:
-                self.run_of(job).steps[step["step_id"]] = step
-        log.info("recovered %d jobs (%d pending, %d running); next job id %d",
-                 len(st.jobs), len(st.pending), len(st.running), st.next_job_id)
 
     def run_of(self, job: Job) -> Run:
         """The job's current run, made on first use; a run of an earlier incarnation is dropped."""

@@ -144,8 +144,7 @@ async def create(ctl: "Controller", fields: dict, user: str) -> str:
     r = _apply(ctl, AdvanceReservation(name, (), now), fields, now)
     ctl.state.add_reservation(r)
     ctl.store.put_reservation(name, to_dict(r))
-    await ctl.store.commit()
-    ctl.request_pass()
+    await ctl.commit()
     return name
 
 
@@ -156,8 +155,7 @@ async def update(ctl: "Controller", name: str, fields: dict) -> None:
     r = _apply(ctl, old, fields, ctl.clock())
     ctl.state.add_reservation(r)  # swapped in whole, only once every field was accepted
     ctl.store.put_reservation(name, to_dict(r))
-    await ctl.store.commit()
-    ctl.request_pass()
+    await ctl.commit()
 
 
 async def delete(ctl: "Controller", name: str) -> None:
@@ -167,5 +165,4 @@ async def delete(ctl: "Controller", name: str) -> None:
         raise SlurmError(IN_USE)
     ctl.state.remove_reservation(name)
     ctl.store.put_reservation(name, None)
-    await ctl.store.commit()
-    ctl.request_pass()
+    await ctl.commit()

@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from minislurm.cluster import engine
-from minislurm.cluster.docker import LABEL, DockerCluster
+from minislurm.cluster.docker import DockerCluster
+from minislurm.cluster.project import LABEL
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "docker" / "minislurm" / "build.sh"
