@@ -63,8 +63,11 @@ def test_soak_with_node_failures_and_controller_restarts(live):
             time.sleep(rng.uniform(2, 5))
             if rng.random() < 0.6:
                 node = rng.choice(["gpu01", "gpu02"])
-                killed_at = time.time()
                 live.c.kill_node(node)
+                # Taken once the node is dead: a run that began while kill_node was still finding
+                # the node's processes ended by now (before, such a run had no end and counted as
+                # running beside the job's next run).
+                killed_at = time.time()
                 time.sleep(rng.uniform(1, 8))  # sometimes long enough to go DOWN (SlurmdTimeout 5)
                 live.c.start_node(node)
                 load.books.node_kills.append((node, killed_at, time.time()))
