@@ -5,7 +5,8 @@ For each lab this writes the otter master notebook (:mod:`.master`) into a tempo
 subprocess also lets several labs be assigned at once) and keeps two files::
 
     DIST/student/<lab>.ipynb               solutions blanked, grader.check("exercise-N") cells
-    DIST/autograder/<lab>-autograder.zip   every test, hidden ones included, for `grade run`
+    DIST/autograder/<lab>-autograder.zip   every test, hidden ones included, for `grade run`;
+                                           CHECKS in it: the check cells for the referee
 
 By default ``otter assign`` also grades the worked solutions against every test and fails when
 one does not pass, so a broken hidden test is caught here, before students submit.
@@ -23,11 +24,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import json
+import zipfile
+
 import nbformat
 
-from minislurm.grade.exercises import read_exercises
+from minislurm.grade.exercises import checks_spec, read_exercises
 from minislurm.grade.master import build_master
 from minislurm.grade.quick import ipython_dir
+
+
+CHECKS = "minislurm-checks.json"  # in the autograder zip: the lab's questions, points and check cells
 
 
 class AssignError(RuntimeError):
@@ -84,6 +91,8 @@ def assign_lab(lab: Path, dist: Path, *, run_tests: bool = True, timeout: float 
         autograder = dist / "autograder" / f"{name}-autograder.zip"
         shutil.copyfile(out / "student" / f"{name}.ipynb", student)
         shutil.copyfile(zips[-1], autograder)
+        with zipfile.ZipFile(autograder, "a") as zf:
+            zf.writestr(CHECKS, json.dumps(checks_spec(nb, name), indent=1))
     return Assigned(name, student, autograder, len(exercises),
                     sum(e.points for e in exercises.values()),
                     sum(1 for e in exercises.values() for t in e.tests if t.hidden),

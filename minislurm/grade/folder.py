@@ -14,7 +14,6 @@ gets 0 for every question of its lab and one ``FAILED`` line that says why; the 
 
 from __future__ import annotations
 
-import ast
 import csv
 import json
 import re
@@ -49,53 +48,11 @@ def _natural(s: str):
 
 
 def questions_in(autograder: Path) -> dict[str, float]:
-    """Question -> points, read from the zip's test files without importing otter.
+    """Question -> points, from the zip's check file (each question all or nothing)."""
+    from minislurm.grade.sandbox import checks_in
 
-    Handles otter's exception-based files (``@test_case(points=...)``) and OK-format files
-    (``test = {...}``), with otter's rule for cases without points: the question's ``points``
-    split among them, or 1 point per question when nothing says.
-    """
-    out: dict[str, float] = {}
-    with zipfile.ZipFile(autograder) as zf:
-        for info in zf.infolist():
-            if not re.fullmatch(r"tests/[^/]+\.py", info.filename):
-                continue
-            name, total, cases = _parse_test_file(zf.read(info).decode("utf-8"))
-            name = name or Path(info.filename).stem
-            given = [c for c in cases if c is not None]
-            missing = len(cases) - len(given)
-            if total is not None:
-                out[name] = float(total) if missing or not cases else float(sum(given))
-            elif missing and not given:
-                out[name] = 1.0
-            else:
-                out[name] = float(sum(given))
-    return dict(sorted(out.items(), key=lambda kv: _natural(kv[0])))
-
-
-def _parse_test_file(source: str) -> tuple[str | None, float | None, list[float | None]]:
-    name, total, cases = None, None, []
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            var = node.targets[0].id
-            try:
-                value = ast.literal_eval(node.value)
-            except ValueError:
-                continue
-            if var == "name":
-                name = value
-            elif var == "points" and isinstance(value, (int, float)):
-                total = value
-            elif var == "test" and isinstance(value, dict):  # OK format
-                name = value.get("name", name)
-                total = value.get("points") if isinstance(value.get("points"), (int, float)) else total
-                cases += [c.get("points") for s in value.get("suites", []) for c in s.get("cases", [])]
-        elif isinstance(node, ast.FunctionDef):
-            for dec in node.decorator_list:
-                if isinstance(dec, ast.Call) and getattr(dec.func, "id", "") == "test_case":
-                    kw = {k.arg: k.value for k in dec.keywords}
-                    cases.append(ast.literal_eval(kw["points"]) if "points" in kw else None)
-    return name, total, cases
+    questions = checks_in(autograder)["questions"]
+    return {q: float(spec["points"]) for q, spec in sorted(questions.items(), key=lambda kv: _natural(kv[0]))}
 
 
 def assignment_name(autograder: Path) -> str:
