@@ -47,6 +47,7 @@ class Exercise:
     answer: int | None = None  # index of the answer cell
     points: float = 0.0
     answers: tuple[str, ...] = ()  # the names the answer cell binds
+    reads: tuple[str, ...] = ()  # those of them the checks read: what the referee asks the kernel for
     tests: list[TestCell] = field(default_factory=list)
 
     @property
@@ -56,7 +57,7 @@ class Exercise:
 
     def spec(self) -> dict:
         """What the referee needs to grade this question (:func:`checks_spec`)."""
-        return {"points": self.points, "answers": list(self.answers),
+        return {"points": self.points, "answers": list(self.reads),
                 "checks": [{"source": t.source, "hidden": t.hidden, "timeout": t.timeout} for t in self.tests]}
 
 
@@ -108,22 +109,26 @@ def read_exercises(nb) -> dict[int, Exercise]:
     for n, ex in found.items():
         if not any(not t.hidden for t in ex.tests):
             raise LabFormatError(f"exercise-{n} has no check cell (students need a public test)")
-        _check_reads_only_answers(ex)
+        ex.reads = _check_reads_only_answers(ex)
     return dict(sorted(found.items()))
 
 
-def _check_reads_only_answers(ex: Exercise) -> None:
-    """A check reads its exercise's answers and what its own or earlier checks define, nothing else."""
-    known = set(ex.answers)
+def _check_reads_only_answers(ex: Exercise) -> tuple[str, ...]:
+    """A check reads its exercise's answers and what its own or earlier checks define, nothing else;
+    returns the answer names the checks read."""
+    known, reads = set(ex.answers), set()
     for t in ex.tests:
         body = ast.parse(t.source).body
-        stray = sorted(free_names(body) - known - {"__builtins__"})
+        names = free_names(body)
+        reads |= names & set(ex.answers)
+        stray = sorted(names - known - {"__builtins__"})
         if stray:
             raise LabFormatError(
                 f"{ex.name}: a check reads {', '.join(stray)}, which the answer cell does not define; "
                 f"import references inside the check under private names "
                 f"(from minislurm... import {stray[0]} as _{stray[0]})")
         known |= {v for stmt in body for v in defined_names(stmt)}
+    return tuple(sorted(reads))
 
 
 def checks_spec(nb, lab: str) -> dict:
