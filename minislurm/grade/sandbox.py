@@ -26,6 +26,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -211,22 +212,32 @@ def run_one(sandbox, submission: Path, autograder: Path, *, cell_timeout: float,
             proc = subprocess.Popen(sandbox.command(work, tag), cwd=work / "tmp", env=sandbox.env(work),
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
                                     start_new_session=True)
+            # Threads, not communicate(): a process the submission leaves behind may hold stdout
+            # open, and only the runner's own exit (or the limit) may end the wait.
+            chunks: list[bytes] = []
+            reader = threading.Thread(target=_drain, args=(proc.stdout, chunks), daemon=True)
+            writer = threading.Thread(target=_feed, args=(proc.stdin, request.encode()), daemon=True)
+            reader.start()
+            writer.start()
             try:
-                out, _ = proc.communicate(request.encode(), timeout=total_timeout)
+                proc.wait(timeout=total_timeout)
                 timed_out = False
             except subprocess.TimeoutExpired:
                 sandbox.stop(proc, tag)  # before wait(): an unreaped pid cannot have been reused
-                out, _ = proc.communicate()
+                proc.wait()
                 timed_out = True
+            reader.join(timeout=2)
+            out = b"".join(chunks)
         kill_leftovers(work)  # e.g. a kernel orphaned by a crashed runner
-        tail = _tail(log_path)
+        mark = f"RESULT {nonce} ".encode()
+        said = b"\n".join(line for line in (out or b"").splitlines() if not line.startswith(mark))
+        tail = (_tail(log_path) + said[-2000:].decode("utf-8", errors="replace")).strip()
         if timed_out:
             return Outcome(error=f"timed out: grading took longer than {total_timeout:g} s as a whole",
                            seconds=time.monotonic() - t0, log_tail=tail)
-        mark = f"RESULT {nonce} ".encode()
-        lines = [line for line in out.splitlines() if line.startswith(mark)]
+        lines = [line for line in (out or b"").splitlines() if line.startswith(mark)]
         if not lines:
-            last = tail.strip().splitlines()[-1] if tail.strip() else "no output"
+            last = tail.splitlines()[-1] if tail else "no output"
             return Outcome(error=f"the grader exited with status {proc.returncode} and no result: {last}",
                            seconds=time.monotonic() - t0, log_tail=tail)
         try:
@@ -236,6 +247,22 @@ def run_one(sandbox, submission: Path, autograder: Path, *, cell_timeout: float,
         return Outcome(result=result, error=result.get("error"), seconds=time.monotonic() - t0, log_tail=tail)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _drain(stream, chunks: list[bytes]) -> None:
+    try:
+        while data := stream.read1(65536):
+            chunks.append(data)
+    except (OSError, ValueError):
+        pass
+
+
+def _feed(stream, data: bytes) -> None:
+    try:
+        stream.write(data)
+        stream.close()
+    except (OSError, ValueError):  # the runner died or never read: its exit says why
+        pass
 
 
 def _tail(path: Path, limit: int = 4000) -> str:

@@ -44,7 +44,9 @@ CATALOGUE: dict[str, dict[int, tuple[str, str | None]]] = {
     "03-gres-packing": {
         1: ("def stranded_gpus(free, want):\n    return sum(f % want for f in free) + 1",
             "def stranded_gpus(free, want):\n    return sum(f % want for f in free) if want == 4 else 0"),
-        2: ('my_jobs = "3,5,6,2,8,4,3"', 'my_jobs = "8,6,3,5,4,4,2"'),
+        # None: when the queue starts in submission order it starts largest first too (every such
+        # answer was tried); the hidden check is a safety net
+        2: ('my_jobs = "3,5,6,2,8,4,3"', None),
         3: ('def best_order(nodes, jobs, want):\n    return "largest"',
             'def best_order(nodes, jobs, want):\n    return "submit" if nodes == "4,4" else "largest"'),
     },
@@ -75,12 +77,7 @@ CATALOGUE: dict[str, dict[int, tuple[str, str | None]]] = {
             '    LabJob("B", submit=60, nodes=2, gpus=4, limit=60 * MIN),\n'
             '    LabJob("D", submit=120, nodes=1, gpus=4, limit=20 * MIN),\n'
             '    LabJob("E", submit=180, nodes=1, gpus=2, limit=50 * MIN),\n]\nvictim = "A"',
-            # the victim loses, but a job on a 3-node machine does not fit the default cluster
-            'my_jobs = [\n    LabJob("A", submit=0, nodes=1, gpus=4, limit=60 * MIN),\n'
-            '    LabJob("F", submit=0, nodes=1, gpus=2, limit=30 * MIN),\n'
-            '    LabJob("B", submit=60, nodes=2, gpus=4, limit=60 * MIN),\n'
-            '    LabJob("D", submit=120, nodes=1, gpus=4, limit=20 * MIN),\n'
-            '    LabJob("E", submit=180, nodes=3, gpus=2, limit=50 * MIN),\n]\nvictim = "D"'),
+            None),  # run_scenario refuses what the hidden checks guard against: no such answer
         3: ("window_start_h = 72", None),
     },
     "07-failures": {

@@ -70,7 +70,7 @@ def test_every_wrong_or_gamed_answer_scores_zero_and_the_worked_answers_full_mar
         assert got == most > 0, f"{lab} {q}: the worked answer scored {got}/{most}"
     wrongly_paid = [(name, q, scores[(name, q)][0]) for name in subs if name != "worked"
                     for q in questions if scores[(name, q)][0] != 0]
-    assert wrongly_paid == [], f"{lab}: wrong answers earned points"
+    assert wrongly_paid == [], f"{lab}: wrong answers earned points: {wrongly_paid}"
 
     # The public-check-only answers do pass the public checks: their 0 above is the hidden checks'.
     gamed = [n for n, (_, p) in CATALOGUE[lab].items() if p is not None]
