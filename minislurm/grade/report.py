@@ -72,8 +72,8 @@ def question_summary(rows: list[Row], failures: dict) -> list[list[str]]:
         most = max(r[3] for r in mine)
         mean = sum(r[2] for r in mine) / len(mine)
         full = sum(1 for r in mine if r[2] >= r[3]) / len(mine)
-        common = Counter(m for (s, qq), m in failures.items() if qq == q and m).most_common(1)
-        msg, n = common[0] if common else ("", 0)
+        counts = Counter(m for (s, qq), m in failures.items() if qq == q and m)
+        msg, n = min(counts.items(), key=lambda kv: (-kv[1], kv[0])) if counts else ("", 0)  # ties: alphabetical
         out.append([q, _num(most), f"{mean:.2f}", f"{full:.2f}", msg, str(n)])
     return out
 

@@ -32,7 +32,8 @@ CATALOGUE: dict[str, dict[int, tuple[str, str | None]]] = {
             'def winner(script, env, cli):\n'
             '    return {(120, 30, 45): 45, (120, 30, None): 30, (120, None, None): 120, (None, 30, 45): 45}'
             '.get((script, env, cli))'),
-        3: ('never_starts = "-N2"\nrefused = "--gres=gpu:8"', 'never_starts = "-N3"\nrefused = "-N3"'),
+        3: ('never_starts = "-N3"\nrefused = "--gres=gpu:1 --cpus-per-task=64"',
+            'never_starts = "-N3 --gres=gpu:4"\nrefused = "--gres=gpu:5"'),  # refused for its GPUs, not CPUs
         4: ('my_script = """#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=3\n#SBATCH --gpus-per-task=1\n'
             '#SBATCH --output=ranks-%j.out\nsrun --gpus-per-task=1 bash -c \'echo "rank $SLURM_PROCID on '
             '$SLURMD_NODENAME gpu $CUDA_VISIBLE_DEVICES"\'\n"""',
@@ -56,7 +57,7 @@ CATALOGUE: dict[str, dict[int, tuple[str, str | None]]] = {
             'def to_torch(env):\n    name, rest = env["SLURM_JOB_NODELIST"].split("[")\n'
             '    return {"RANK": int(env["SLURM_PROCID"]), "LOCAL_RANK": int(env["SLURM_LOCALID"]),\n'
             '            "WORLD_SIZE": int(env["SLURM_NTASKS"]), "MASTER_ADDR": name + rest.split("-")[0]}'),
-        2: ('my_args = ["--nodes=2", "--ntasks-per-node=4", "--gres=gpu:3"]', None),
+        2: ('my_args = ["--nodes=2", "--ntasks-per-node=3", "--gres=gpu:4"]', None),
         3: ("def ranks_without_gpu(ntasks, gpus):\n    return list(range(gpus + 1, ntasks))",
             "def ranks_without_gpu(ntasks, gpus):\n    return list(range(4, ntasks))"),
     },

@@ -11,24 +11,26 @@ import pytest
 from nbclient import NotebookClient
 
 from gradekit import LABS, worked_answers
+from minislurm.grade.assign import CHECKS
 from minislurm.grade.folder import questions_in
 from minislurm.grade.quick import ipython_dir
 
 TWO_EACH = {"exercise-1": 2, "exercise-2": 2, "exercise-3": 2}
-POINTS = {"01-cluster-basics": TWO_EACH, "02-batch-jobs": TWO_EACH, "03-gres-packing": TWO_EACH,
+LIVE_4 = {**TWO_EACH, "exercise-4": 3}  # exercise 4 runs the student's work on a live cluster
+POINTS = {"01-cluster-basics": LIVE_4, "02-batch-jobs": LIVE_4, "03-gres-packing": TWO_EACH,
           "04-srun-env": TWO_EACH, "05-priority": TWO_EACH,
           "06-backfill": {"exercise-1": 2, "exercise-2": 3, "exercise-3": 2},
-          "07-failures": {"exercise-1": 3, "exercise-2": 2, "exercise-3": 2},
+          "07-failures": {"exercise-1": 3, "exercise-2": 2, "exercise-3": 2, "exercise-4": 3},
           "08-at-scale": TWO_EACH}
 
 
-def test_assign_reports_each_lab_and_checks_the_solutions(dist):
+def test_assign_reports_each_lab(dist):
     out, stdout = dist
     for lab in LABS:
-        assert f"{lab}: 3 questions, {sum(POINTS[lab].values())} points" in stdout
+        assert f"{lab}: {len(POINTS[lab])} questions, {sum(POINTS[lab].values())} points" in stdout
         assert (out / "student" / f"{lab}.ipynb").is_file()
         assert (out / "autograder" / f"{lab}-autograder.zip").is_file()
-    assert f"{len(LABS)} labs in" in stdout and "the worked solutions pass every test" in stdout
+    assert f"{len(LABS)} labs in" in stdout  # (--no-run-tests: test_catalogue.py grades the worked solutions)
 
 
 @pytest.mark.parametrize("lab", LABS)
@@ -38,15 +40,15 @@ def test_student_version_has_no_solutions_and_only_public_tests(dist, lab):
     nb = nbformat.reads(text, as_version=4)
     everything = "\n".join([c.source for c in nb.cells] + list(nb.metadata["otter"]["tests"].values()))
     answers = [c for c in nb.cells if "otter_answer_cell" in c.metadata.get("tags", [])]
-    assert len(answers) == 3
+    assert len(answers) == len(POINTS[lab])
     for answer, worked in zip(answers, worked_answers(lab)):
         solution = worked.split("# BEGIN SOLUTION")[1].split("# END SOLUTION")[0].strip()
         assert solution not in everything
         assert answer.source == worked.split("# BEGIN SOLUTION")[0] + "..."  # the blank: otter's "..."
     assert "BEGIN SOLUTION" not in text and "HIDDEN" not in text and "hidden=True" not in text
     checks = [c.source for c in nb.cells if c.cell_type == "code" and "grader.check(" in c.source]
-    assert checks == [f'grader.check("exercise-{n}")' for n in (1, 2, 3)]
-    assert sorted(nb.metadata["otter"]["tests"]) == ["exercise-1", "exercise-2", "exercise-3"]
+    assert checks == [f'grader.check("{q}")' for q in POINTS[lab]]
+    assert sorted(nb.metadata["otter"]["tests"]) == sorted(POINTS[lab])
     assert nb.metadata["otter"]["assignment_name"] == lab
 
 
@@ -58,7 +60,11 @@ def test_autograder_zip_has_every_test_with_its_points(dist, lab):
     with zipfile.ZipFile(z) as zf:
         assert json.loads(zf.read("otter_config.json"))["assignment_name"] == lab
         tests = zf.read("tests/exercise-1.py").decode()
+        checks = json.loads(zf.read(CHECKS))
     assert "hidden=True" in tests and "hidden=False" in tests and "OK_FORMAT = False" in tests
+    assert checks["lab"] == lab and list(checks["questions"]) == list(POINTS[lab])
+    for q in checks["questions"].values():  # every question has a public and a hidden check for the referee
+        assert {c["hidden"] for c in q["checks"]} == {False, True} and q["answers"]
 
 
 @pytest.mark.parametrize("lab", LABS)
