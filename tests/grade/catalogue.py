@@ -37,9 +37,9 @@ CATALOGUE: dict[str, dict[int, tuple[str, str | None]]] = {
         4: ('my_script = """#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=3\n#SBATCH --gpus-per-task=1\n'
             '#SBATCH --output=ranks-%j.out\nsrun --gpus-per-task=1 bash -c \'echo "rank $SLURM_PROCID on '
             '$SLURMD_NODENAME gpu $CUDA_VISIBLE_DEVICES"\'\n"""',
-            # passes on two nodes, but on a bigger cluster takes more than two
-            'my_script = """#!/bin/bash\n#SBATCH --nodes=2-4\n#SBATCH --ntasks=8\n#SBATCH --gpus-per-task=1\n'
-            '#SBATCH --output=ranks-%j.out\nsrun --gpus-per-task=1 bash -c \'echo "rank $SLURM_PROCID on '
+            # passes as a fresh cluster's first job: the output file is named after job 1, not %j
+            'my_script = """#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=4\n#SBATCH --gpus-per-task=1\n'
+            '#SBATCH --output=ranks-1.out\nsrun --gpus-per-task=1 bash -c \'echo "rank $SLURM_PROCID on '
             '$SLURMD_NODENAME gpu $CUDA_VISIBLE_DEVICES"\'\n"""'),
     },
     "03-gres-packing": {
