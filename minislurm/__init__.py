@@ -6,7 +6,9 @@ Layers, lowest first (imports only point down):
   time formats, ``#SBATCH`` parsing, slurm.conf.  No I/O.
 * ``sched`` the policy: priority, placement, backfill.  Pure: ``now`` is an argument.
 * ``sim``   the same policy on a SimPy clock, replaying real traces.
-* ``ctld``, ``slurmd``, ``cli``, ``lab``: the live cluster and its front ends.
+* ``common`` what the daemons share: keys and tokens, settings from slurm.conf, the RPC client.
+* ``ctld``, ``slurmd`` (neither imports the other), ``cluster``, ``cli``, ``lab``: the live
+  cluster and its front ends.  tests/arch/test_layers.py holds the full table.
 """
 
 __version__ = "0.1.0"

@@ -75,7 +75,7 @@ def _write_new(path: Path, text: str, mode: int = 0o644) -> None:
 def prepare_cluster(env: dict) -> None:
     """The controller's first start: key, users, tokens, then slurm.conf."""
     from minislurm.cluster import users
-    from minislurm.ctld.auth import create_key
+    from minislurm.common.auth import create_key
     ETC.mkdir(parents=True, exist_ok=True)
     os.chmod(ETC, 0o755)
     if not KEY.exists():

@@ -67,7 +67,7 @@ class LocalCluster(Cluster):
         return (Path(dir) / "slurm.conf").is_file() and (Path(dir) / "jwt_hs256.key").is_file()
 
     def _write_files(self) -> None:
-        from minislurm.ctld.auth import create_key
+        from minislurm.common.auth import create_key
         for sub in ("state", "log", "tokens", "bin", "spool"):
             (self.dir / sub).mkdir(parents=True, exist_ok=True)
         key = create_key(self.key_path)
@@ -79,7 +79,7 @@ class LocalCluster(Cluster):
         self._write_shims()
 
     def _write_token(self, key: bytes) -> None:
-        from minislurm.ctld.auth import Signer
+        from minislurm.common.auth import Signer
         token = self.dir / "tokens" / self.user
         fd = os.open(token, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as f:
@@ -155,7 +155,7 @@ class LocalCluster(Cluster):
         valid, and the controller reloads its saved jobs and nodes as after any restart.
         Returns once every node's agent has registered (not once all are idle: restored jobs
         may hold them)."""
-        from minislurm.ctld.auth import load_key
+        from minislurm.common.auth import load_key
         self.port = int(self.config.other["SlurmctldPort"])
         self._adopted = dict(running or {})
         for sub in ("state", "log", "tokens", "bin", "spool"):

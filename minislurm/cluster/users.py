@@ -139,7 +139,7 @@ def make_home(user: User, skeleton: list[Path] = SKELETON) -> None:
 def write_token(user: User, tokens: Path | None = None, key_file: Path | None = None) -> Path:
     """``tokens/<name>`` beside slurm.conf, readable by the user alone (the commands find it
     there, as ``minislurm cluster up`` writes the local cluster's)."""
-    from minislurm.ctld.auth import Signer, load_key
+    from minislurm.common.auth import Signer, load_key
     tokens = tokens or ETC / "tokens"
     tokens.mkdir(mode=0o755, exist_ok=True)
     token = Signer(load_key(key_file or ETC / "jwt_hs256.key")).user_token(user.name, TOKEN_LIFESPAN)

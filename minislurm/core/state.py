@@ -17,7 +17,7 @@ from minislurm.core.cluster import ClusterConfig, PartitionConfig
 from minislurm.core.job import Allocation, Dependency, Job
 from minislurm.core.nodes import NodeTable
 from minislurm.core.reservation import AdvanceReservation
-from minislurm.core.states import JobState, Reason
+from minislurm.core.states import DependencyOutcome, JobState, Reason
 
 
 class ClusterState:
@@ -34,8 +34,6 @@ class ClusterState:
         self.next_job_id = first_job_id
         self.version = 0  # bumped on every change the scheduler could care about
         self.order_epoch = 0  # bumped when the queue order may change (see reprioritized)
-        self.order_cache: tuple[int, list[Job]] | None = None
-        self.order_new: list[Job] = []  # queued since the order was last sorted
         self._part_masks: dict[str, np.ndarray] = {}
         self._part_cpus: dict[str, int] = {}
 
@@ -69,7 +67,18 @@ class ClusterState:
         self.order_epoch += 1
         self.touch()
 
+    def set_priorities(self, priorities: Mapping[int, int]) -> None:
+        """Record recomputed priorities (:func:`minislurm.sched.priority.recompute`)."""
+        for job_id, value in priorities.items():
+            self.jobs[job_id].priority = value
+        self.reprioritized()
+
     # -- transitions ---------------------------------------------------------------
+    def used_job_ids(self, last: int) -> None:
+        """Ids up to ``last`` are taken (by the jobs of a submission, or a refused one that
+        keeps its id: :func:`minislurm.sched.submit.build_jobs`)."""
+        self.next_job_id = max(self.next_job_id, last + 1)
+
     def new_job_id(self) -> int:
         job_id = self.next_job_id
         self.next_job_id += 1
@@ -81,9 +90,23 @@ class ClusterState:
         self.pending[job.job_id] = job
         if job.array_job_id is not None:
             self.array_tasks[job.array_job_id].append(job.job_id)
-        self.order_new.append(job)
         self.touch()
         return job
+
+    def restore(self, job: Job) -> None:
+        """Put back a job saved by an earlier controller, in the tables its state says: a
+        pending job queued, a running one holding its allocation, a finished one on record."""
+        self.jobs[job.job_id] = job
+        if job.array_job_id is not None:
+            self.array_tasks[job.array_job_id].append(job.job_id)
+        if job.state is JobState.PENDING:
+            self.pending[job.job_id] = job
+        elif job.state is JobState.RUNNING and job.alloc is not None:
+            self.nodes.allocate(job.job_id, job.alloc)
+            self.running[job.job_id] = job
+            if job.array_job_id is not None:
+                self.array_running[job.array_job_id] += 1
+        self.reprioritized()
 
     def start(self, job: Job, alloc: Allocation, now: float) -> None:
         self.nodes.allocate(job.job_id, alloc)
@@ -138,7 +161,7 @@ class ClusterState:
     def settle_dependencies(self, settled: Mapping[int, str | Dependency]) -> None:
         """Record the dependency results a pass found final (``PassResult.settled``).
 
-        ``"ok"`` clears the dependency (scontrol then shows ``Dependency=(null)``); ``"never"``
+        OK clears the dependency (scontrol then shows ``Dependency=(null)``); NEVER
         marks it failed for good, so a requeued target cannot revive it; a
         :class:`Dependency` replaces the job's with the items still unsettled.  Call it after
         every pass, main or backfill, as the pass itself changes nothing.
@@ -147,9 +170,9 @@ class ClusterState:
             job = self.jobs.get(job_id)
             if job is None:
                 continue
-            if outcome == "ok":
+            if outcome == DependencyOutcome.OK:
                 job.dependency = None
-            elif outcome == "never":
+            elif outcome == DependencyOutcome.NEVER:
                 job.dependency_failed = True
             else:
                 job.dependency = outcome

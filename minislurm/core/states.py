@@ -46,6 +46,15 @@ class JobState(enum.Enum):
 _ACTIVE = {JobState.PENDING, JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING}
 
 
+class DependencyOutcome(enum.StrEnum):
+    """What a dependency, or one item of it, comes to: met, still waiting, or never to be met
+    (:mod:`minislurm.sched.depend` decides; ClusterState records the final ones)."""
+
+    OK = "ok"
+    WAIT = "wait"
+    NEVER = "never"
+
+
 class Reason:
     """Pending (and some terminal) reasons, with the strings from Slurm's job_state_reason table."""
 

@@ -19,12 +19,12 @@ from pathlib import Path
 
 from aiohttp import web
 
+from minislurm.common.auth import Signer, load_key
+from minislurm.common.settings import ctld_settings
 from minislurm.core.accounts import AccountsError, parse_accounts
 from minislurm.core.slurmconf import load
 from minislurm.ctld.api import make_app
-from minislurm.ctld.auth import Signer, load_key
 from minislurm.ctld.controller import Controller
-from minislurm.ctld.settings import ctld_settings
 from minislurm.lifecycle import until_stopped
 
 

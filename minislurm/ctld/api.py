@@ -12,12 +12,12 @@ import math
 
 from aiohttp import web
 
+from minislurm.common.auth import DEFAULT_LIFESPAN
 from minislurm.core import errors
 from minislurm.core.errors import SlurmError
 from minislurm.core.states import JobState
 from minislurm.core.views import partition_view
 from minislurm.ctld import accounting, actions, health, reservations, steps
-from minislurm.ctld.auth import DEFAULT_LIFESPAN
 from minislurm.ctld.controller import Controller
 from minislurm.ctld.edge import BODY, CTL, PATH, PREFIX, QUERY, USER, guard
 from minislurm.ctld.present import full_job, job_columns, node_views

@@ -22,6 +22,7 @@ import pwd
 import time
 from pathlib import Path
 
+from minislurm.common.auth import Signer
 from minislurm.core import errors
 from minislurm.core.cluster import ClusterConfig
 from minislurm.core.errors import SlurmError
@@ -32,12 +33,12 @@ from minislurm.core.state import ClusterState
 from minislurm.core.states import JobState, Reason
 from minislurm.ctld import accounting
 from minislurm.ctld.agents import AgentClient
-from minislurm.ctld.auth import Signer
 from minislurm.ctld.jobs import Live, job_from_dict, job_to_dict
 from minislurm.ctld.running import RunningJobs
 from minislurm.ctld.store import Store
 from minislurm.lifecycle import Background, every
 from minislurm.sched import priority
+from minislurm.sched.order import QueueOrder
 from minislurm.sched.schedule import schedule
 from minislurm.sched.submit import NeverRuns, build_jobs
 
@@ -58,17 +59,21 @@ class Agent:
 
 class Controller(RunningJobs):
     def __init__(self, config: ClusterConfig, state_dir: str | Path, signer: Signer, *,
-                 operators: set[str] = frozenset(), clock=time.time, accounts_file: Path | None = None):
+                 operators: set[str] = frozenset(), clock=time.time, accounts_file: Path | None = None,
+                 rpc: AgentClient | None = None):
+        """``clock`` and ``rpc`` (how it calls node agents) are parameters so that tests can run
+        the controller in-process on a fake clock with fake agents (tests/ctld/ctldkit.py)."""
         self.config = config
         self.accounts_file = accounts_file  # accounts.conf: associations and shares (FairShareBook)
         self.state = ClusterState(config)
+        self.queue_order = QueueOrder()  # the sorted queue, kept between passes
         self.store = Store(state_dir)
         self.signer = signer
         self.operators = set(operators) | {"root"}
         self.clock = clock
         self.live: dict[int, Live] = {}
         self.agents: dict[str, Agent] = {n.name: Agent() for n in config.nodes}
-        self.rpc = AgentClient(signer.ctld_token(), timeout=5.0)
+        self.rpc = rpc or AgentClient(signer.ctld_token(), timeout=5.0)
         self.expected: dict[int, float] = {}
         self.sched_nodes: dict[int, tuple[int, ...]] = {}
         self.steps: dict[int, dict[int, dict]] = {}  # the current run's steps, saved in the store
@@ -130,16 +135,8 @@ class Controller(RunningJobs):
         for data in self.store.jobs():
             job, live = job_from_dict(data, st.nodes.index)
             self.live[job.job_id] = live
-            st.jobs[job.job_id] = job
-            if job.array_job_id is not None:
-                st.array_tasks[job.array_job_id].append(job.job_id)
-            if job.state is JobState.PENDING:
-                st.pending[job.job_id] = job
-            elif job.state is JobState.RUNNING and job.alloc is not None:
-                st.nodes.allocate(job.job_id, job.alloc)
-                st.running[job.job_id] = job
-                if job.array_job_id is not None:
-                    st.array_running[job.array_job_id] += 1
+            st.restore(job)
+            if job.job_id in st.running:
                 self._arm_timers(job, now)
                 if not live.batch:
                     self.last_active[job.job_id] = now
@@ -149,7 +146,6 @@ class Controller(RunningJobs):
             job = st.jobs.get(job_id)
             if job is not None and job.state is JobState.RUNNING and job.restart_count == restart:
                 self.steps.setdefault(job_id, {})[step["step_id"]] = step
-        st.reprioritized()
         log.info("recovered %d jobs (%d pending, %d running); next job id %d",
                  len(st.jobs), len(st.pending), len(st.running), st.next_job_id)
 
@@ -187,11 +183,13 @@ class Controller(RunningJobs):
         batch = bool(request.get("batch", True))
         uid, gid = self.ids_of(user, int(request.get("uid", 0)), int(request.get("gid", 0)))
         try:
-            jobs = build_jobs(spec, self.state, user=user, now=now,
+            jobs = build_jobs(spec, self.state, first_id=self.state.next_job_id, user=user, now=now,
                               default_name=request.get("default_name") or ("sbatch" if batch else "srun"))
         except NeverRuns as exc:
+            self.state.used_job_ids(exc.job.job_id)
             await self._never_runs(exc.job, Live.from_request(request, batch, uid, gid), now)
             raise
+        self.state.used_job_ids(jobs[-1].job_id)
         for job in jobs:
             job.priority = priority.initial(job, self.state, now)
             if job.hold:  # a held job says so at once, and still does after a restart
@@ -233,7 +231,7 @@ class Controller(RunningJobs):
         if not self.state.pending:
             return
         now = self.clock()
-        result = schedule(self.state, now, backfill_cycle=backfill)
+        result = schedule(self.state, now, backfill_cycle=backfill, queue_order=self.queue_order)
         self.state.settle_dependencies(result.settled)
         for job_id in result.settled:
             self.save_job(self.state.jobs[job_id])
@@ -278,7 +276,8 @@ class Controller(RunningJobs):
         self.fairshare = FairShareBook(self.config, self.accounts_file)
 
         def recalc() -> None:
-            priority.update(self.state, self.clock(), self.fairshare.factors(self.clock()))
+            now = self.clock()
+            self.state.set_priorities(priority.recompute(self.state, now, self.fairshare.factors(now)))
             self.request_pass()
         await every(max(1.0, self.config.priority.calc_period), recalc, log)
 

@@ -18,10 +18,10 @@ import secrets
 
 from aiohttp import web
 
+from minislurm.common.auth import AuthError
 from minislurm.core import errors
 from minislurm.core.errors import SlurmError
 from minislurm.ctld import validate
-from minislurm.ctld.auth import AuthError
 from minislurm.ctld.controller import Controller
 from minislurm.ctld.schema import MAX_BODY, ROUTES
 

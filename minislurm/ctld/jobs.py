@@ -12,7 +12,9 @@ from dataclasses import asdict, dataclass, field, fields
 
 from minislurm.core.job import Allocation, Dependency, Job, Shape
 from minislurm.core.spec import spec_from_dict, spec_to_dict
-from minislurm.core.states import JobState
+from minislurm.core.state import ClusterState
+from minislurm.core.states import DependencyOutcome, JobState
+from minislurm.sched.depend import item_outcome
 
 
 @dataclass
@@ -108,10 +110,15 @@ def job_from_dict(d: dict, node_index: dict[str, int]) -> tuple[Job, Live]:
     return Job(**kw), Live(**d.get("live", {}))
 
 
-def dependency_text(job: Job, jobs: dict[int, Job]) -> str | None:
+_ITEM_TEXT = {DependencyOutcome.OK: "fulfilled", DependencyOutcome.WAIT: "unfulfilled",
+              DependencyOutcome.NEVER: "failed"}
+
+
+def dependency_text(job: Job, state: ClusterState) -> str | None:
     """The dependency as scontrol and squeue ``%E`` show it: each remaining item with its state,
     ``afterok:12(unfulfilled),afterany:13(unfulfilled)``; fulfilled items drop out, and
-    nothing left prints as ``(null)``.  An item whose target ended the wrong way is ``(failed)``."""
+    nothing left prints as ``(null)``.  An item that can never be met is ``(failed)``.  Each
+    item is judged by the scheduler's own rule (:func:`minislurm.sched.depend.item_outcome`)."""
     if job.dependency is None:
         return None
     items = []
@@ -120,22 +127,7 @@ def dependency_text(job: Job, jobs: dict[int, Job]) -> str | None:
             items.append("singleton(unfulfilled)")
             continue
         for target_id in ids:
-            state = _item_state(kind, jobs.get(target_id))
-            if state != "fulfilled":
-                items.append(f"{kind}:{target_id}({state})")
+            outcome = item_outcome(kind, target_id, job, state.jobs, state.array_tasks)
+            if outcome != DependencyOutcome.OK:
+                items.append(f"{kind}:{target_id}({_ITEM_TEXT[outcome]})")
     return ("?" if job.dependency.any_of else ",").join(items) or None
-
-
-def _item_state(kind: str, target: Job | None) -> str:
-    if target is None:
-        return "fulfilled"  # purged after MinJobAge: nothing left to wait for
-    if kind == "after":
-        return "fulfilled" if target.state is not JobState.PENDING else "unfulfilled"
-    if not target.state.finished:
-        return "unfulfilled"
-    ok = target.state is JobState.COMPLETED
-    if kind in ("afterok", "aftercorr"):
-        return "fulfilled" if ok else "failed"
-    if kind == "afternotok":
-        return "failed" if ok else "fulfilled"
-    return "fulfilled"  # afterany

@@ -37,7 +37,7 @@ LIVE_FIELDS = {
     "submit_host": lambda c, j: c.live[j.job_id].submit_host, "array_max_tasks": lambda c, j: j.array_max_running,
     "ntasks_per_node": lambda c, j: getattr(j.spec, "ntasks_per_node", None) or 0,
     "expected_start": lambda c, j: c.expected.get(j.job_id),
-    "dependency": lambda c, j: dependency_text(j, c.state.jobs) if j.dependency is not None else None,
+    "dependency": lambda c, j: dependency_text(j, c.state) if j.dependency is not None else None,
     "sched_nodes": lambda c, j: compress(c.state.nodes.names[n] for n in c.sched_nodes[j.job_id])
     if j.job_id in c.sched_nodes else "",
     "stdout": lambda c, j: _out(c, j, "stdout"), "stderr": lambda c, j: _out(c, j, "stderr"),

@@ -4,7 +4,7 @@ By default a step uses every node of the job, one task per node (or the job's ta
 and all of the job's GPUs on those nodes, as Slurm does.  The controller numbers steps
 (0, 1, ...), signs a credential that lets srun start the tasks on the agents (it binds the
 job, its incarnation, the step, the user, and the tasks and GPUs on each node: see
-:mod:`minislurm.ctld.auth`), and keeps a record of each step for sacct.
+:mod:`minislurm.common.auth`), and keeps a record of each step for sacct.
 """
 
 from __future__ import annotations

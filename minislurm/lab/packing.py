@@ -165,7 +165,8 @@ def pack(capacity: Sequence[int], jobs: Sequence[PackJob], *, order: str = "subm
     for pj in jobs:
         spec, _ = parse_options(pj.sbatch_args(), prog="sbatch", now=0.0)
         try:
-            (job,) = build_jobs(spec, state, user="user", now=0.0)
+            (job,) = build_jobs(spec, state, first_id=state.next_job_id, user="user", now=0.0)
+            state.used_job_ids(job.job_id)
         except SlurmError as err:
             result.rejected[pj.name] = err.message
             continue

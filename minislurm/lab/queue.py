@@ -130,7 +130,7 @@ def rank(queue: Sequence[QueuedJob] = QUEUE, weights: Weights = Weights(),
                   shape=Shape(cpus=cpus, gpus=q.gpus), nice=q.nice, time_limit=DAY)
         state.add(job)
         by_id[job.job_id] = q.name
-    priority.update(state, now, fs)
+    state.set_priorities(priority.recompute(state, now, fs))
     ranked = {by_id[j.job_id]: factors(j, state, now, fs) for j in state.pending.values()}
     order = [by_id[j.job_id] for j in priority_order(state)]
     usage = {(a.account, a.user): ledger.usage(a.key) / (cpus_per_gpu * HOUR) for a in tree.users()}

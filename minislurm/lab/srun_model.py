@@ -150,9 +150,8 @@ def predict(args: list[str], *, nodes: int = 2, gpus_per_node: int = 4, cpus_per
     except OptionError as err:
         raise ValueError(err.text.strip()) from None
     state = ClusterState(lab_config(nodes, gpus_per_node, cpus_per_node))
-    state.next_job_id = job_id
     try:
-        (job,) = build_jobs(spec, state, user="user", now=0.0, default_name="python")
+        (job,) = build_jobs(spec, state, first_id=job_id, user="user", now=0.0, default_name="python")
     except SlurmError as err:
         raise ValueError(f"srun: error: Unable to allocate resources: {err.message}") from None
     job.priority = priority.initial(job, state, 0.0)

@@ -18,9 +18,9 @@ from collections.abc import Mapping
 
 from minislurm.core.job import Dependency, Job
 from minislurm.core.state import ClusterState
-from minislurm.core.states import JobState
+from minislurm.core.states import DependencyOutcome, JobState
 
-OK, WAIT, NEVER = "ok", "wait", "never"
+OK, WAIT, NEVER = DependencyOutcome.OK, DependencyOutcome.WAIT, DependencyOutcome.NEVER
 
 
 def _one(kind: str, target: Job) -> str:
@@ -110,7 +110,7 @@ def evaluate(job: Job, jobs: Mapping[int, Job], array_tasks: Mapping[int, list[i
         if kind == "singleton":
             items = [(0, WAIT if _singleton_blocked(job, jobs, singletons) else OK)]
         else:
-            items = [(i, _item(kind, i, job, jobs, array_tasks)) for i in ids]
+            items = [(i, item_outcome(kind, i, job, jobs, array_tasks)) for i in ids]
         results += [r for _, r in items]
         keep = [i for i, r in items if r != drop]
         if keep:
@@ -124,8 +124,10 @@ def evaluate(job: Job, jobs: Mapping[int, Job], array_tasks: Mapping[int, list[i
     return outcome, Dependency(terms=tuple(left), any_of=dep.any_of)
 
 
-def _item(kind: str, job_id: int, job: Job, jobs: Mapping[int, Job],
-          array_tasks: Mapping[int, list[int]]) -> str:
+def item_outcome(kind: str, job_id: int, job: Job, jobs: Mapping[int, Job],
+                 array_tasks: Mapping[int, list[int]]) -> DependencyOutcome:
+    """One item (``afterok:12``) of ``job``'s dependency: OK, WAIT or NEVER.  The one rule
+    both the pass and ``scontrol show job``'s text use."""
     targets = _targets(job_id, jobs, array_tasks)
     if not targets:  # purged from memory: Slurm treats it as satisfied
         return OK
@@ -144,7 +146,7 @@ def sweep(state: ClusterState) -> tuple[dict[int, str], dict[int, str | Dependen
     """Test every pending job's dependencies once, on the state before the pass starts anything.
 
     Returns each tested job's status (so the pass need not test it again) and what became
-    final: ``"ok"`` (all met: clear it), ``"never"`` (can no longer be met: keep it failed
+    final: OK (all met: clear it), NEVER (can no longer be met: keep it failed
     even if a target is requeued), or the narrower :class:`Dependency` still to wait on.
     Every pending job is tested, not only those the pass reaches, as slurmctld's
     ``build_job_queue`` does, so a result is recorded before a target can change again;

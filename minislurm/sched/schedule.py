@@ -12,32 +12,29 @@ blocks later jobs of the same reservation.  The backfill stage is
 :mod:`minislurm.sched.backfill`.  The live controller runs a main-only pass on every event and
 a full pass every ``bf_interval``; the simulator does the same on its clock.
 
-Nothing here changes the :class:`~minislurm.core.state.ClusterState` it reads: the caller
+Nothing here changes the :class:`~minislurm.core.state.ClusterState` it reads (a caller that
+runs many passes keeps its own :class:`~minislurm.sched.order.QueueOrder`): the caller
 applies :attr:`PassResult.starts` and records :attr:`PassResult.settled` with
 :meth:`~minislurm.core.state.ClusterState.settle_dependencies`.
 """
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from minislurm.core.job import Allocation, Dependency, Job
+from minislurm.core.job import Dependency
 from minislurm.core.state import ClusterState
 from minislurm.core.states import Reason
-from minislurm.sched import backfill, depend
-from minislurm.sched.eligibility import blocked_reason, node_filter, required_nodes
-from minislurm.sched.select.cons_tres import FreeResources, request
+from minislurm.sched import backfill
+from minislurm.sched.eligibility import blocked_reason, required_nodes
+from minislurm.sched.order import QueueOrder, priority_order
+from minislurm.sched.select.cons_tres import request
+from minislurm.sched.work import Pass, Start
 
-
-@dataclass(frozen=True, slots=True)
-class Start:
-    job_id: int
-    alloc: Allocation
-    backfilled: bool = False
+__all__ = ["PassResult", "Reasons", "Start", "priority_order", "schedule"]
 
 
 class Reasons(Mapping):
@@ -74,86 +71,18 @@ class PassResult:
     reasons: Reasons
     expected_start: dict[int, float] = field(default_factory=dict)  # what squeue --start shows
     planned_nodes: dict[int, tuple[int, ...]] = field(default_factory=dict)
-    # Dependencies found final this pass: "ok", "never", or the narrower Dependency left.
+    # Dependencies found final this pass: OK, NEVER, or the narrower Dependency left.
     settled: dict[int, str | Dependency] = field(default_factory=dict)
 
 
-def priority_order(state: ClusterState) -> list[Job]:
-    """Slurm's evaluation order: reservation jobs, PriorityTier, priority, submit time, id.
-
-    The sorted queue is kept between passes: new jobs are inserted in place, and only when
-    :meth:`ClusterState.reprioritized` says the order may have changed is it sorted again.
-    Jobs that left the queue since are skipped.
-    """
-    tiers = {name: p.priority_tier for name, p in state.partitions.items()}
-
-    def key(j: Job):
-        return (j.reservation is None, -tiers.get(j.partition, 0), -j.priority, j.submit_time, j.job_id)
-
-    cached = state.order_cache
-    if cached is None or cached[0] != state.order_epoch:
-        state.order_cache = cached = (state.order_epoch, sorted(state.pending.values(), key=key))
-    else:
-        for job in state.order_new:
-            if job.job_id in state.pending:
-                bisect.insort(cached[1], job, key=key)
-    state.order_new.clear()
-    pending = state.pending
-    order = [j for j in cached[1] if j.job_id in pending]
-    if len(order) < len(cached[1]) // 2:
-        state.order_cache = (state.order_epoch, order)
-    return order
-
-
-class Pass:
-    """The working memory of one pass: what is free, what was started, what each job is told."""
-
-    def __init__(self, state: ClusterState, now: float):
-        self.state, self.now = state, now
-        self.free = FreeResources(state.nodes)
-        self.starts: list[Start] = []
-        self.started: dict[int, Job] = {}
-        self.reason: dict[int, str] = {}
-        self.array_started: dict[int, int] = {}  # array job id -> tasks started this pass
-        # Every dependency tested once, on the state before this pass starts anything.
-        self.deps, self.settled = depend.sweep(state)
-        self._bases: dict[str, np.ndarray] = {}
-
-    def allowed(self, job: Job, honour_reservations: bool = True) -> np.ndarray:
-        base = self._bases.get(job.partition)
-        if base is None:
-            base = self._bases[job.partition] = self.state.partition_mask(job.partition) & self.state.nodes.usable
-        return node_filter(job, self.state, self.now, base, honour_reservations)
-
-    def blocked(self, job: Job) -> str | None:
-        """:func:`blocked_reason`, told what this pass already knows."""
-        return blocked_reason(job, self.state, self.now, self.deps, self.array_started)
-
-    def start(self, job: Job, alloc: Allocation, backfilled: bool) -> None:
-        self.free.take(alloc)
-        self.starts.append(Start(job.job_id, alloc, backfilled))
-        self.started[job.job_id] = job
-        if job.array_job_id is not None:
-            self.array_started[job.array_job_id] = self.array_started.get(job.array_job_id, 0) + 1
-
-    def why_not_now(self, job: Job, required: np.ndarray | None, withheld: np.ndarray | None) -> str:
-        """``Resources``, unless only an advance reservation stands in the way."""
-        if self.state.reservations and job.reservation is None:
-            fits = self.free.fits(request(job, self.state.nodes)) & self.allowed(job, False)
-            if withheld is not None:
-                fits &= ~withheld
-            if (required is None or fits[required].all()) and fits.sum() >= job.num_nodes:
-                return Reason.RESERVED_FOR_OTHER
-        return Reason.RESOURCES
-
-
 def schedule(state: ClusterState, now: float, *, backfill_cycle: bool = True,
-             promise_all: bool = True) -> PassResult:
+             promise_all: bool = True, queue_order: QueueOrder | None = None) -> PassResult:
     """Run one pass at time ``now``.  ``backfill_cycle=False`` runs the main stage only;
-    ``promise_all=False`` lets backfill stop once nothing more could start (see backfill.run).
+    ``promise_all=False`` lets backfill stop once nothing more could start (see backfill.run);
+    ``queue_order``: the caller's :class:`~minislurm.sched.order.QueueOrder`, kept between passes.
     """
     work = Pass(state, now)
-    order = priority_order(state)
+    order = priority_order(state, queue_order)
     blocked_parts: set[str] = set()
     failed_resv: set[str] = set()
     withheld: np.ndarray | None = None  # -w nodes of jobs that could not start

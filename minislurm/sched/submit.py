@@ -13,8 +13,10 @@ layout).
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from minislurm.core import errors
+from minislurm.core.cluster import ClusterConfig, PartitionConfig
 from minislurm.core.errors import SlurmError
 from minislurm.core.job import Job, Shape
 from minislurm.core.spec import JobSpec
@@ -25,8 +27,125 @@ from minislurm.sched.select.cons_tres import fits_capacity
 PARTITION_NOT_AVAIL = "Required partition not available (inactive or drain)"
 
 
-def _gpu_request(spec: JobSpec, gres_types: set[str]) -> tuple[str | None, int, str]:
-    """(type, count, kind) with kind "node", "job" or "task"; count 0 when no GPUs are asked for."""
+class NeverRuns(SlurmError):
+    """No node could ever hold the job.  slurmctld finds this only after it has created the job
+    record (its submit-time ``select_nodes`` test), so the request uses up a job id and is
+    accounted FAILED; ``job`` is that record."""
+
+    def __init__(self, message: str, job: Job):
+        super().__init__(message)
+        self.job = job
+
+
+def build_jobs(spec: JobSpec, state: ClusterState, *, first_id: int, user: str, now: float,
+               default_name: str = "sbatch", account: str | None = None) -> list[Job]:
+    """Validate ``spec`` and return its jobs (one, or one per array task), numbered from
+    ``first_id`` and not yet queued; ``state`` is only read.  The caller owns the id counter
+    (:meth:`ClusterState.used_job_ids`): a refusal by :class:`NeverRuns` uses ``first_id`` too.
+
+    The steps check in the order slurmctld does (``_job_create`` in job_mgr.c, then its
+    submit-time ``select_nodes`` test), so a request with several faults gets Slurm's message:
+    validate the names (``-w``, partition, GRES, ``-x``) -> lay the tasks out on nodes (node
+    count) -> shape each node's share -> check the references (reservation, dependency) and
+    whether any node could ever hold it -> build the jobs.
+    """
+    part, gpus = _validate(spec, state)
+    nodes, tasks, per_node = _node_layout(spec, state, part, gpus)
+    shape = _shape(spec, state.config, nodes, per_node, gpus)
+    account = spec.account or account or "default"
+    _check_references(spec, state, user, account)
+    time_limit = spec.time_limit_min * 60 if spec.time_limit_min is not None else (
+        part.default_time if part.default_time is not None else part.max_time)
+    template = dict(
+        user=user, account=account, partition=part.name, name=spec.job_name or default_name,
+        submit_time=now, time_limit=time_limit, num_nodes=nodes, shape=shape,
+        exclusive=bool(spec.exclusive) or part.exclusive, ntasks=tasks, nice=spec.nice or 0,
+        hold="user" if spec.hold else None, begin_time=spec.begin or 0.0, dependency=spec.dependency,
+        req_nodes=frozenset(spec.nodelist or ()), exc_nodes=frozenset(spec.exclude or ()),
+        reservation=spec.reservation,
+        requeue=state.config.job_requeue if spec.requeue is None else spec.requeue, spec=spec,
+    )
+    if not could_ever_run(Job(0, **template), state):
+        raise NeverRuns(errors.NODE_CONFIG_UNAVAILABLE, Job(first_id, **template))
+    return _build(template, spec, first_id)
+
+
+# -- admission: the rules the controller and the simulator share --------------------------
+def closed_to_submissions(part: PartitionConfig) -> bool:
+    """ESLURM_PARTITION_NOT_AVAIL: a DRAIN or INACTIVE partition lacks PARTITION_SUBMIT
+    (job_mgr.c ``_alt_part_test``); a DOWN one still queues jobs (PartitionDown)."""
+    return part.state in ("DRAIN", "INACTIVE")
+
+
+def could_ever_run(job: Job, state: ClusterState) -> bool:
+    """Whether enough nodes of the job's partition (every ``-w`` node among them, no ``-x``
+    node) are big enough for it even when idle.  A job asking for more nodes than the
+    partition has is not refused here: it pends with PartitionNodeLimit."""
+    capable = fits_capacity(job, state.nodes) & state.partition_mask(job.partition)
+    for name in job.exc_nodes:
+        capable[state.nodes.index[name]] = False
+    if job.req_nodes and not all(capable[state.nodes.index[n]] for n in job.req_nodes):
+        return False
+    return job.num_nodes > len(state.partitions[job.partition].nodes) or capable.sum() >= job.num_nodes
+
+
+def refusal(job: Job, state: ClusterState, *, enforce_part_limits: bool = False) -> str | None:
+    """Slurm's message refusing a job built elsewhere than from a JobSpec (a trace's job), or
+    None to queue it: the checks :func:`build_jobs` makes of the partition and the nodes.
+
+    ``enforce_part_limits`` (Slurm's ``EnforcePartLimits=ALL``) also refuses what would
+    otherwise pend for good with a partition reason (a DOWN partition, a time limit over
+    MaxTime, more nodes than MaxNodes or the partition has).  The controller runs with
+    Slurm's default, NO; the simulator enforces them, as a replay must not wait forever.
+    """
+    part = state.partitions.get(job.partition)
+    if part is None:
+        return errors.INVALID_PARTITION
+    if closed_to_submissions(part):
+        return PARTITION_NOT_AVAIL
+    if enforce_part_limits:
+        if part.state == "DOWN":
+            return errors.PART_CONFIG_UNAVAILABLE
+        if job.time_limit > part.max_time:
+            return errors.INVALID_TIME_LIMIT
+        if job.num_nodes > min(part.max_nodes, len(part.nodes)):
+            return errors.NODE_CONFIG_UNAVAILABLE
+    if not could_ever_run(job, state):
+        return errors.NODE_CONFIG_UNAVAILABLE
+    return None
+
+
+# -- the steps ---------------------------------------------------------------------------
+
+def _validate(spec: JobSpec, state: ClusterState) -> tuple[PartitionConfig, GpuRequest]:
+    """``-w`` names, the partition, GRES, ``-x`` names and their overlap with ``-w``."""
+    for name in spec.nodelist or ():
+        if name not in state.nodes.index:
+            raise SlurmError(errors.INVALID_NODE_NAME)
+    part = state.config.partition(spec.partition.split(",")[0] if spec.partition else None)
+    if part is None:
+        raise SlurmError(errors.INVALID_PARTITION)
+    if closed_to_submissions(part):
+        raise SlurmError(PARTITION_NOT_AVAIL)
+    gpus = _gpu_request(spec, state.config.gres_types)
+    for name in spec.exclude or ():
+        if name not in state.nodes.index:
+            raise SlurmError(errors.INVALID_NODE_NAME)
+    if set(spec.nodelist or ()) & set(spec.exclude or ()):
+        raise SlurmError(errors.INVALID_NODE_NAME)  # "Job's required and excluded node lists overlap"
+    return part, gpus
+
+
+class GpuRequest(NamedTuple):
+    """What a job asks of GPUs: ``count`` per node, per task or for the whole job (``kind``)."""
+
+    type: str | None
+    count: int
+    kind: str  # "node", "task" or "job"
+
+
+def _gpu_request(spec: JobSpec, gres_types: set[str]) -> GpuRequest:
+    """The job's GPU request; count 0 when it asks for none.  Refuses an unknown GRES."""
     for item in spec.gres or ():
         if item.name not in gres_types:
             raise SlurmError(errors.INVALID_GRES)
@@ -35,14 +154,29 @@ def _gpu_request(spec: JobSpec, gres_types: set[str]) -> tuple[str | None, int, 
     if wants_gpu and "gpu" not in gres_types:
         raise SlurmError(errors.INVALID_GRES)
     if gpu_items:
-        return gpu_items[0].type, sum(g.count for g in gpu_items), "node"
+        return GpuRequest(gpu_items[0].type, sum(g.count for g in gpu_items), "node")
     if spec.gpus_per_node:
-        return spec.gpus_per_node[0], spec.gpus_per_node[1], "node"
+        return GpuRequest(spec.gpus_per_node[0], spec.gpus_per_node[1], "node")
     if spec.gpus_per_task:
-        return spec.gpus_per_task[0], spec.gpus_per_task[1], "task"
+        return GpuRequest(spec.gpus_per_task[0], spec.gpus_per_task[1], "task")
     if spec.gpus:
-        return spec.gpus[0], spec.gpus[1], "job"
-    return None, 0, "node"
+        return GpuRequest(spec.gpus[0], spec.gpus[1], "job")
+    return GpuRequest(None, 0, "node")
+
+
+def _node_layout(spec: JobSpec, state: ClusterState, part: PartitionConfig,
+                 gpus: GpuRequest) -> tuple[int, int, int]:
+    """(nodes, tasks, tasks per node) sized on the partition's biggest node; refuses a bad count."""
+    members = [n for n in map(state.config.node, part.nodes) if n]
+    max_cpus = max((n.cpus for n in members), default=0)
+    max_gpus = max((n.gpus for n in members), default=0)
+    nodes, tasks, per_node = _layout(spec, max_cpus, max_gpus, gpus.count, gpus.kind,
+                                     len(set(spec.nodelist or ())))
+    if nodes < 1 or (spec.nodes_max is not None and spec.nodes_max < nodes):
+        raise SlurmError(errors.INVALID_NODE_COUNT)
+    if spec.ntasks is not None and spec.nodes_min and spec.ntasks < spec.nodes_min:
+        nodes = spec.ntasks  # Slurm shrinks the node count to the task count
+    return nodes, tasks, per_node
 
 
 def _layout(spec: JobSpec, max_cpus: int, max_gpus: int, gpus: int, gpu_kind: str,
@@ -78,53 +212,12 @@ def _layout(spec: JobSpec, max_cpus: int, max_gpus: int, gpus: int, gpu_kind: st
     return nodes, tasks, per_node
 
 
-class NeverRuns(SlurmError):
-    """No node could ever hold the job.  slurmctld finds this only after it has created the job
-    record (its submit-time ``select_nodes`` test), so the request uses up a job id and is
-    accounted FAILED; ``job`` is that record."""
-
-    def __init__(self, message: str, job: Job):
-        super().__init__(message)
-        self.job = job
-
-
-def build_jobs(spec: JobSpec, state: ClusterState, *, user: str, now: float,
-               default_name: str = "sbatch", account: str | None = None) -> list[Job]:
-    """Validate ``spec`` and return its jobs (one, or one per array task), not yet queued.
-
-    The checks run in the order slurmctld makes them (``_job_create`` in job_mgr.c, then the
-    submit-time ``select_nodes`` test), so a request with several faults gets Slurm's message:
-    ``-w`` names, partition, GRES, ``-x`` names and overlap, node count, reservation,
-    dependency, and last "can any node ever hold it".
-    """
-    cfg = state.config
-    for name in spec.nodelist or ():
-        if name not in state.nodes.index:
-            raise SlurmError(errors.INVALID_NODE_NAME)
-    part = cfg.partition(spec.partition.split(",")[0] if spec.partition else None)
-    if part is None:
-        raise SlurmError(errors.INVALID_PARTITION)
-    if part.state in ("DRAIN", "INACTIVE"):
-        # ESLURM_PARTITION_NOT_AVAIL: a DRAIN or INACTIVE partition lacks PARTITION_SUBMIT
-        # (job_mgr.c _alt_part_test); a DOWN one still queues jobs (PartitionDown).
-        raise SlurmError(PARTITION_NOT_AVAIL)
-    gpu_type, gpus, gpu_kind = _gpu_request(spec, cfg.gres_types)
-    for name in spec.exclude or ():
-        if name not in state.nodes.index:
-            raise SlurmError(errors.INVALID_NODE_NAME)
-    if set(spec.nodelist or ()) & set(spec.exclude or ()):
-        raise SlurmError(errors.INVALID_NODE_NAME)  # "Job's required and excluded node lists overlap"
-    members = [cfg.node(n) for n in part.nodes if cfg.node(n)]
-    max_cpus = max((n.cpus for n in members), default=0)
-    max_gpus = max((n.gpus for n in members), default=0)
-    listed = len(set(spec.nodelist or ()))
-    nodes, tasks, per_node = _layout(spec, max_cpus, max_gpus, gpus, gpu_kind, listed)
-    if nodes < 1 or (spec.nodes_max is not None and spec.nodes_max < nodes):
-        raise SlurmError(errors.INVALID_NODE_COUNT)
-    if spec.ntasks is not None and spec.nodes_min and spec.ntasks < spec.nodes_min:
-        nodes = spec.ntasks  # Slurm shrinks the node count to the task count
+def _shape(spec: JobSpec, cfg: ClusterConfig, nodes: int, per_node: int, gpus: GpuRequest) -> Shape:
+    """Each node's share: CPUs for its tasks, memory (``--mem``, ``--mem-per-cpu`` or the
+    defaults), GPUs per node."""
     cpus = per_node * (spec.cpus_per_task or 1)
-    gpus_per_node = {"node": gpus, "task": gpus * per_node, "job": math.ceil(gpus / nodes) if gpus else 0}[gpu_kind]
+    gpus_per_node = {"node": gpus.count, "task": gpus.count * per_node,
+                     "job": math.ceil(gpus.count / nodes) if gpus.count else 0}[gpus.kind]
     if spec.mem_mb is not None:
         mem = -1 if spec.mem_mb == 0 else spec.mem_mb
     elif spec.mem_per_cpu_mb is not None:
@@ -133,13 +226,11 @@ def build_jobs(spec: JobSpec, state: ClusterState, *, user: str, now: float,
         mem = cfg.def_mem_per_cpu * cpus
     else:
         mem = cfg.def_mem_per_node or 0
-    shape = Shape(cpus=cpus, mem=mem, gpus=gpus_per_node, gpu_type=gpu_type)
-    exclusive = bool(spec.exclusive) or part.exclusive
+    return Shape(cpus=cpus, mem=mem, gpus=gpus_per_node, gpu_type=gpus.type)
 
-    time_limit = spec.time_limit_min * 60 if spec.time_limit_min is not None else (
-        part.default_time if part.default_time is not None else part.max_time)
 
-    account = spec.account or account or "default"
+def _check_references(spec: JobSpec, state: ClusterState, user: str, account: str) -> None:
+    """The reservation exists and admits the user; every job a dependency names exists."""
     if spec.reservation is not None:
         resv = state.reservations.get(spec.reservation)
         if resv is None:
@@ -151,30 +242,13 @@ def build_jobs(spec: JobSpec, state: ClusterState, *, user: str, now: float,
             if any(i not in state.jobs and i not in state.array_tasks for i in ids):
                 raise SlurmError(errors.DEPENDENCY)
 
-    template = dict(
-        user=user, account=account, partition=part.name, name=spec.job_name or default_name,
-        submit_time=now, time_limit=time_limit, num_nodes=nodes, shape=shape, exclusive=exclusive,
-        ntasks=tasks, nice=spec.nice or 0, hold="user" if spec.hold else None,
-        begin_time=spec.begin or 0.0, dependency=spec.dependency,
-        req_nodes=frozenset(spec.nodelist or ()), exc_nodes=frozenset(spec.exclude or ()),
-        reservation=spec.reservation,
-        requeue=cfg.job_requeue if spec.requeue is None else spec.requeue, spec=spec,
-    )
-    probe = Job(0, shape=shape, exclusive=exclusive, num_nodes=nodes)
-    capable = fits_capacity(probe, state.nodes) & state.partition_mask(part.name)
-    for name in spec.exclude or ():
-        capable[state.nodes.index[name]] = False
-    if (spec.nodelist and not all(capable[state.nodes.index[n]] for n in spec.nodelist)) or (
-            nodes <= len(part.nodes) and capable.sum() < nodes):
-        raise NeverRuns(errors.NODE_CONFIG_UNAVAILABLE, Job(state.new_job_id(), **template))
 
+def _build(template: dict, spec: JobSpec, first_id: int) -> list[Job]:
+    """The job, or one job per array task with consecutive ids, the first id naming the array."""
     if spec.array is None:
-        return [Job(state.new_job_id(), **template)]
-    jobs: list[Job] = []
-    for index in spec.array.indices:
-        job = Job(state.new_job_id(), **template)
-        job.array_job_id = jobs[0].job_id if jobs else job.job_id
-        job.array_task_id = index
+        return [Job(first_id, **template)]
+    jobs = [Job(first_id + i, **template) for i in range(len(spec.array.indices))]
+    for job, index in zip(jobs, spec.array.indices):
+        job.array_job_id, job.array_task_id = first_id, index
         job.array_max_running = spec.array.max_running
-        jobs.append(job)
     return jobs

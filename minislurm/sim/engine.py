@@ -17,14 +17,14 @@ from collections.abc import Iterable
 
 import simpy
 
-from minislurm.core import errors
 from minislurm.core.cluster import ClusterConfig
 from minislurm.core.job import Job, Shape
 from minislurm.core.state import ClusterState
 from minislurm.core.states import JobState, Reason
 from minislurm.sched import priority
+from minislurm.sched.order import QueueOrder
 from minislurm.sched.schedule import schedule
-from minislurm.sched.select.cons_tres import fits_capacity
+from minislurm.sched.submit import refusal
 from minislurm.sim.failures import FailureModel, checkpointed
 from minislurm.sim.records import Capacity, JobRecord, Segment
 
@@ -34,6 +34,7 @@ class Simulator:
                  checkpoint_interval: float | None = None, progress: bool = False):
         self.env = simpy.Environment()
         self.state = ClusterState(config)
+        self.queue_order = QueueOrder()
         self.trace = sorted(jobs, key=lambda j: (j.submit, j.job_id))
         self.failures = failures
         self.checkpoint_interval = checkpoint_interval
@@ -96,17 +97,7 @@ class Simulator:
                   shape=Shape(cpus=tj.cpus_per_node, mem=tj.mem_per_node, gpus=tj.gpus_per_node),
                   requeue=st.config.job_requeue)
         # What could never start is refused at submission (EnforcePartLimits), not left pending.
-        part = st.partitions.get(partition)
-        why = None
-        if part is None:
-            why = errors.INVALID_PARTITION
-        elif part.state in ("DOWN", "INACTIVE"):
-            why = errors.PART_CONFIG_UNAVAILABLE
-        elif job.time_limit > part.max_time:
-            why = errors.INVALID_TIME_LIMIT
-        elif (job.num_nodes > part.max_nodes
-              or (fits_capacity(job, st.nodes) & st.partition_mask(partition)).sum() < job.num_nodes):
-            why = errors.NODE_CONFIG_UNAVAILABLE
+        why = refusal(job, st, enforce_part_limits=True)
         if why is not None:
             self.rejected.append((tj.job_id, why))
             self._done_one()
@@ -144,14 +135,15 @@ class Simulator:
         self._main_due = False
         if self.state.pending:
             self.passes["main"] += 1
-            self._apply(schedule(self.state, self.env.now, backfill_cycle=False))
+            self._apply(schedule(self.state, self.env.now, backfill_cycle=False, queue_order=self.queue_order))
 
     def _backfill_pass(self, _event) -> None:
         self._bf_due = False
         if self._dirty and self.state.pending:
             self._dirty = False
             self.passes["backfill"] += 1
-            self._apply(schedule(self.state, self.env.now, backfill_cycle=True, promise_all=False))
+            self._apply(schedule(self.state, self.env.now, backfill_cycle=True, promise_all=False,
+                                 queue_order=self.queue_order))
 
     def _apply(self, result) -> None:
         now = self.env.now

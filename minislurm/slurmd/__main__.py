@@ -9,9 +9,9 @@ import os
 import sys
 from pathlib import Path
 
+from minislurm.common.auth import load_key
+from minislurm.common.settings import controller_address, ctld_settings
 from minislurm.core.slurmconf import load
-from minislurm.ctld.auth import load_key
-from minislurm.ctld.settings import controller_address, ctld_settings
 from minislurm.lifecycle import until_stopped
 from minislurm.slurmd.agent import NodeAgent, serve
 from minislurm.slurmd.gpus import detect_nvidia

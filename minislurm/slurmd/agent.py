@@ -7,7 +7,7 @@ streams their output back as JSON lines, ``/steps/signal`` forwards Ctrl-C and f
 
 Trust: the ``/ping`` and ``/jobs/*`` routes obey the controller alone (a token with the ``ctld``
 claim).  The ``/steps/*`` routes act only on what a step credential binds (see
-:mod:`minislurm.ctld.auth`): the run (job id, incarnation) and step, the user (name, uid and gid,
+:mod:`minislurm.common.auth`): the run (job id, incarnation) and step, the user (name, uid and gid,
 checked against this node's passwd), the tasks and GPUs on this node; a credential that is
 expired, already used here, or of a run that has ended here or been superseded starts nothing
 (:mod:`minislurm.slurmd.runs`).  Every file and folder of a job is opened by its user
@@ -25,11 +25,11 @@ import signal as _signal
 import time
 from pathlib import Path
 
-import aiohttp
 from aiohttp import web
 
+from minislurm.common.auth import INVALID_CREDENTIAL, AuthError, CredentialError, Signer
+from minislurm.common.rpc import JsonClient
 from minislurm.core.patterns import default_output, expand_pattern
-from minislurm.ctld.auth import INVALID_CREDENTIAL, AuthError, CredentialError, Signer
 from minislurm.lifecycle import Background
 from minislurm.slurmd import env as slurm_env
 from minislurm.slurmd import spool as spooldir
@@ -69,21 +69,11 @@ class NodeAgent:
         self.unreported: dict[tuple[int, int], tuple[int, int]] = {}
         self.boot_time = time.time()
         self.background = Background(log)
-        self._session: aiohttp.ClientSession | None = None
+        self.ctld_rpc = JsonClient(self.token, 10, log)
 
     # -- talking to the controller -----------------------------------------------------
-    def _http(self) -> aiohttp.ClientSession:
-        if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession(headers={"Authorization": f"Bearer {self.token}"},
-                                                  timeout=aiohttp.ClientTimeout(total=10))
-        return self._session
-
     async def _post(self, path: str, payload: dict) -> dict | None:
-        try:
-            async with self._http().post(f"http://{self.ctld}/api/v1{path}", json=payload) as r:
-                return await r.json() if r.status == 200 else None
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError):
-            return None
+        return await self.ctld_rpc.request(f"http://{self.ctld}/api/v1{path}", payload)
 
     def _running(self) -> list[list[int]]:
         return [[j.job_id, j.inc] for j in self.runs.live.values() if j.alive()]

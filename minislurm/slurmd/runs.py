@@ -21,7 +21,7 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 
-from minislurm.ctld.auth import REPLAYED_CREDENTIAL, REVOKED_CREDENTIAL, CredentialError
+from minislurm.common.auth import REPLAYED_CREDENTIAL, REVOKED_CREDENTIAL, CredentialError
 from minislurm.slurmd.proc import ProcessSet
 
 MEMORY = 3600.0  # seconds an ended run (or the newest incarnation of a job) is remembered

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from minislurm.ctld.auth import AuthError
+from minislurm.common.auth import AuthError
 from minislurm.slurmd import env as slurm_env
 from minislurm.slurmd.proc import ProcessSet
 from minislurm.slurmd.spawn import identity_for, spawn

@@ -127,7 +127,7 @@ def test_users_get_fresh_ids_their_own_group_and_keep_them(tmp_path, monkeypatch
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="chown needs root")
 def test_home_and_token_belong_to_the_user_alone(tmp_path, monkeypatch):
-    from minislurm.ctld.auth import Signer, create_key
+    from minislurm.common.auth import Signer, create_key
     monkeypatch.setattr(users, "HOME", tmp_path / "home")
     (tmp_path / "home").mkdir()
     skel = tmp_path / "skel" / "examples"

@@ -14,8 +14,8 @@ import logging
 from aiohttp.test_utils import TestClient, TestServer
 
 from minislurm.cluster.confgen import lab_config
+from minislurm.common.auth import Signer
 from minislurm.ctld.api import make_app
-from minislurm.ctld.auth import Signer
 from minislurm.ctld.controller import Controller
 
 

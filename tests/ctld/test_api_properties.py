@@ -20,12 +20,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from minislurm.cluster.confgen import lab_config
+from minislurm.common.auth import Signer
 from minislurm.core.errors import SlurmError
 from minislurm.core.options import OptionError, parse_options
 from minislurm.core.spec import spec_to_dict
 from minislurm.ctld import accounting, validate
 from minislurm.ctld.api import PREFIX, make_app
-from minislurm.ctld.auth import Signer
 from minislurm.ctld.controller import Controller
 from minislurm.ctld.jobs import job_from_dict, job_to_dict
 from minislurm.ctld.launch import batch_payload

@@ -8,9 +8,9 @@ import time
 import pytest
 
 from minislurm.cluster.confgen import lab_config
+from minislurm.common.auth import Signer
 from minislurm.core.errors import SlurmError
 from minislurm.ctld import controller as controller_module
-from minislurm.ctld.auth import Signer
 from minislurm.ctld.controller import Controller
 
 
@@ -24,7 +24,7 @@ def test_the_backfill_loop_survives_an_exception(tmp_path, monkeypatch, caplog):
     calls = []
     real = controller_module.schedule
 
-    def flaky(state, now, backfill_cycle=False):
+    def flaky(state, now, backfill_cycle=False, **_):
         if backfill_cycle:
             calls.append(now)
             if len(calls) == 1:

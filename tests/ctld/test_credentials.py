@@ -8,7 +8,7 @@ import time
 import jwt
 import pytest
 
-from minislurm.ctld.auth import CREDENTIAL_LIFESPAN, AuthError, CredentialError, Signer
+from minislurm.common.auth import CREDENTIAL_LIFESPAN, AuthError, CredentialError, Signer
 
 KEY = b"k" * 32
 

@@ -8,7 +8,7 @@ import time
 import jwt
 import pytest
 
-from minislurm.ctld.auth import AuthError, Signer, create_key, load_key
+from minislurm.common.auth import AuthError, Signer, create_key, load_key
 from minislurm.ctld.store import Store
 
 

@@ -14,8 +14,21 @@ sys.path.insert(0, str(Path(__file__).parent))
 from livekit import started  # noqa: E402
 
 
+# Seconds a live test may take, its module's cluster start included (pytest-timeout): a hung
+# daemon or command fails that test with every thread's stack, instead of stalling CI.  A test
+# that needs longer says so with its own ``@pytest.mark.timeout(...)``.
+LIVE_TIMEOUT = 300
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "live: end-to-end tests against a real local cluster (processes)")
+
+
+def pytest_collection_modifyitems(config, items):
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(item.fspath).parents and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(LIVE_TIMEOUT))
 
 
 @pytest.fixture(scope="module")

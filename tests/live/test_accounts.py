@@ -9,7 +9,7 @@ import pytest
 
 from livekit import started
 from minislurm.client import ClientError
-from minislurm.ctld.auth import Signer, load_key
+from minislurm.common.auth import Signer, load_key
 
 ACCOUNTS = """\
 Account=research Fairshare=3

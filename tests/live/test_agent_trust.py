@@ -24,7 +24,7 @@ import pytest
 
 from livekit import until
 from minislurm.client import ClientError
-from minislurm.ctld.auth import Signer, load_key
+from minislurm.common.auth import Signer, load_key
 
 pytestmark = pytest.mark.live
 SHARED_ROOT = True  # the users must reach the spooled scripts

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from minislurm.ctld.auth import Signer, load_key
+from minislurm.common.auth import Signer, load_key
 
 pytestmark = pytest.mark.live
 EXAMPLES = int(os.environ.get("MINISLURM_FUZZ_EXAMPLES", "2"))

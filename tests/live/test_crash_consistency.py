@@ -22,6 +22,7 @@ pytestmark = pytest.mark.live
 CLUSTER = {"inactive_limit": 10}
 SECONDS = float(os.environ.get("MINISLURM_CHAOS_SECONDS") or 25)
 CLIENTS = int(os.environ.get("MINISLURM_CHAOS_CLIENTS") or 3)
+pytestmark = pytest.mark.timeout(300 + 3 * SECONDS)  # a long soak (MINISLURM_CHAOS_SECONDS) may take its time
 
 
 def report(name: str, figures: dict) -> None:

@@ -263,7 +263,7 @@ def test_under_served_user_starts_first_with_only_the_fairshare_weight(lab):
 
     first = c.submit(now, gpus=4, user="recent", account="lab")  # FIFO would pick this one
     second = c.submit(now, gpus=4, user="old", account="lab")
-    priority.update(c.state, now, fs)
+    c.state.set_priorities(priority.recompute(c.state, now, fs))
     assert (first.priority, second.priority) == (5000, 10_000)
     c.run(now)
     assert second.state is JobState.RUNNING and first.state is JobState.PENDING

@@ -54,7 +54,7 @@ def test_held_job_gets_zero_under_both_plugins(lab):
         held = c.submit(0, hold="user")
         free = c.submit(0)
         assert held.priority == 0 and free.priority >= 1
-        priority.update(c.state, 10.0)
+        c.state.set_priorities(priority.recompute(c.state, 10.0))
         assert held.priority == 0
         assert [j.job_id for j in priority_order(c.state)] == [free.job_id, held.job_id]
 
@@ -63,7 +63,7 @@ def test_basic_update_leaves_priorities_alone(lab):
     c = basic_lab(lab)
     jobs = [c.submit(0) for _ in range(3)]
     before = [j.priority for j in jobs]
-    priority.update(c.state, 10_000.0)
+    c.state.set_priorities(priority.recompute(c.state, 10_000.0))
     assert [j.priority for j in jobs] == before
 
 
@@ -184,7 +184,7 @@ def test_all_weights_zero_every_job_is_one_and_order_is_submit_time_then_id(lab)
     j2 = c.submit(5)
     j3 = c.submit(5)
     assert [j.priority for j in (j1, j2, j3)] == [1, 1, 1]
-    priority.update(c.state, 1000.0)
+    c.state.set_priorities(priority.recompute(c.state, 1000.0))
     assert [j.priority for j in (j1, j2, j3)] == [1, 1, 1]
     assert [j.job_id for j in priority_order(c.state)] == [j2.job_id, j3.job_id, j1.job_id]
 
@@ -196,7 +196,7 @@ def test_update_resorts_the_queue_and_the_risen_job_starts_first(lab):
     second = c.submit(1, gpus=4, user="b", account="acct")
     assert [j.job_id for j in priority_order(c.state)] == [first.job_id, second.job_id]
     epoch = c.state.order_epoch
-    priority.update(c.state, 2.0, {("acct", "a"): 0.5, ("acct", "b"): 1.0})
+    c.state.set_priorities(priority.recompute(c.state, 2.0, {("acct", "a"): 0.5, ("acct", "b"): 1.0}))
     assert c.state.order_epoch == epoch + 1
     assert (first.priority, second.priority) == (500, 1000)
     assert [j.job_id for j in priority_order(c.state)] == [second.job_id, first.job_id]
@@ -210,7 +210,7 @@ def test_update_with_age_lets_an_old_job_overtake_a_partition_boost(lab):
     cfg.weight_age, cfg.max_age = 1000, 1000.0
     old = c.submit(0, gpus=4)
     new = c.submit(900, gpus=4, nice=-500)
-    priority.update(c.state, 900.0)
+    c.state.set_priorities(priority.recompute(c.state, 900.0))
     assert (old.priority, new.priority) == (900, 500)
     assert priority_order(c.state)[0] is old
 
@@ -222,5 +222,5 @@ def test_initial_equals_update_for_multifactor(lab, now):
     cfg.weight_age, cfg.weight_jobsize = 1000, 1000
     j = c.submit(0, nodes=2, cpus=16)
     expected = priority.initial(j, c.state, now)
-    priority.update(c.state, now)
+    c.state.set_priorities(priority.recompute(c.state, now))
     assert j.priority == expected

@@ -35,7 +35,14 @@ def spec(*words):
 
 
 def build(state, *words, user="alice"):
-    return build_jobs(spec(*words), state, user=user, now=NOW)
+    """build_jobs, and the ids it used recorded, as the controller does."""
+    try:
+        jobs = build_jobs(spec(*words), state, first_id=state.next_job_id, user=user, now=NOW)
+    except NeverRuns as err:
+        state.used_job_ids(err.job.job_id)
+        raise
+    state.used_job_ids(jobs[-1].job_id)
+    return jobs
 
 
 def refused(state, *words, user="alice") -> str:
@@ -214,7 +221,7 @@ def test_identity_fields():
     first = build(state, "-J", "train", "-A", "ml", "--nice=5")[0]
     assert (first.user, first.account, first.name, first.nice, first.partition, first.submit_time) == \
         ("alice", "ml", "train", 5, "gpu", NOW)
-    plain = build_jobs(spec(), state, user="bob", now=NOW)[0]
+    plain = build_jobs(spec(), state, first_id=9, user="bob", now=NOW)[0]
     assert (plain.account, plain.name, plain.hold, plain.reservation) == ("default", "sbatch", None, None)
 
 
@@ -231,5 +238,5 @@ def test_script_directives_with_command_line_override():
     script = "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --gres=gpu:4\n#SBATCH -t 10\nsrun python train.py\n"
     parsed, rest = build_spec(script, {}, ["-N", "1", "run.sh"], now=NOW, path="run.sh")
     assert rest == ["run.sh"]
-    job = build_jobs(parsed, cluster(), user="alice", now=NOW)[0]
+    job = build_jobs(parsed, cluster(), first_id=1, user="alice", now=NOW)[0]
     assert (job.name, job.num_nodes, job.shape.gpus, job.time_limit) == ("run.sh", 1, 4, 600.0)

@@ -26,7 +26,9 @@ def cluster(**kw) -> ClusterState:
 
 def build(state, *words):
     spec, _ = parse_options([*words, "job.sh"], now=NOW)
-    return build_jobs(spec, state, user="alice", now=NOW)
+    jobs = build_jobs(spec, state, first_id=state.next_job_id, user="alice", now=NOW)
+    state.used_job_ids(jobs[-1].job_id)  # as the controller does
+    return jobs
 
 
 def layout(*words, state=None):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from minislurm.ctld.auth import CredentialError
+from minislurm.common.auth import CredentialError
 from minislurm.slurmd.runs import MEMORY, Runs
 
 

@@ -21,14 +21,7 @@ def initial(job: Job, state: ClusterState, now: float, fairshare: dict | None = 
     return multifactor.priority(job, state, now, fairshare)
 
 
-def update(state: ClusterState, now: float, fairshare: dict | None = None) -> None:
-    """Recompute every pending job's priority (multifactor only; basic never changes)."""
-    basic_type = state.config.priority.type == "priority/basic"
-    for job in state.pending.values():
-        if job.hold:
-            job.priority = 0
-        elif basic_type:
-            job.priority = basic.priority(job)
-        else:
-            job.priority = multifactor.priority(job, state, now, fairshare)
-    state.reprioritized()
+def recompute(state: ClusterState, now: float, fairshare: dict | None = None) -> dict[int, int]:
+    """Every pending job's priority now (multifactor only changes; basic never does).  The
+    caller records them with :meth:`ClusterState.set_priorities`."""
+    return {job.job_id: initial(job, state, now, fairshare) for job in state.pending.values()}
