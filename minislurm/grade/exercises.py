@@ -15,7 +15,7 @@ check that only tests that an answer is well formed cannot earn anything on its 
 cell reads from the notebook only the names its answer cell binds, and imports everything else
 under private names: it runs in the referee (:mod:`.referee`), where nothing else of the
 notebook exists.  A check cell's ``"timeout"`` metadata gives it more than the default 30 s (a
-check that starts a live cluster).  /work/wt/notes/grading-convention.md has an example.
+check that starts a live cluster).  The instructor guide has the rules; labs/ has the examples.
 """
 
 from __future__ import annotations

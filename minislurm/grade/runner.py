@@ -20,6 +20,7 @@ a function answer.  A question scores its points when all its checks pass, else 
 from __future__ import annotations
 
 import json
+import os
 import re
 import selectors
 import shutil
@@ -27,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 
 from minislurm.grade.quick import ipython_dir, skip_slow_imports
@@ -230,14 +232,10 @@ def main() -> int:
     sys.stdin.close()
     skip_slow_imports()
     ipython = Path(tempfile.mkdtemp(prefix="ipython-"))
-    import os
-
     os.environ["IPYTHONDIR"] = str(ipython_dir(ipython))  # for the kernel
     try:
         out = grade(request["notebook"], request["checks"], float(request["cell_timeout"]), sys.stderr)
     except Exception as e:  # noqa: BLE001 - any failure is this submission's, reported, not raised
-        import traceback
-
         traceback.print_exc()
         msg = str(e).strip().splitlines()
         out = {"error": f"{type(e).__name__}: {msg[-1] if msg else ''}"[:500]}
