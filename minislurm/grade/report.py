@@ -109,6 +109,7 @@ def chart(rows: list[Row], path: Path) -> None:
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.6))
     a.hist(totals, bins=[i * 10 for i in range(11)], color="#4c72b0", edgecolor="white")
     a.set(title=f"total scores ({len(students)} students)", xlabel="percent of the points", ylabel="students")
+    a.yaxis.get_major_locator().set_params(integer=True)
     b.bar(range(len(questions)), means, color="#55a868")
     b.set_xticks(range(len(questions)), questions, rotation=45, ha="right", fontsize=8)
     b.set(title="mean score per question", ylabel="percent", ylim=(0, 100))
