@@ -98,7 +98,8 @@ def test_a_folder_of_submissions_gives_exact_grades_and_says_what_failed(dist, t
         ["question", "max", "mean", "full_marks_share", "most_common_failure", "students_with_it"],
         ["exercise-1", "2", "1.20", "0.60", "name 'ablation_priority' is not defined (the answer cell did not "
                                             "define it: deleted, renamed or failed)", "1"],
-        ["exercise-2", "2", "0.40", "0.20", "hidden check: age overtakes pretrain-7b", "1"],
+        ["exercise-2", "2", "0.40", "0.20", "name 'my_weights' is not defined (the answer cell did not "
+                                            "define it: deleted, renamed or failed)", "2"],  # carol's and erin's loops
         ["exercise-3", "2", "1.20", "0.60", "a whole number of days, 1 to 28", "1"],
     ]
     assert read_csv(tmp_path / "grades-lms.csv") == [
