@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-unit test-labs test-book book bench grade-demo grader-image cluster-image docker-cluster real-slurm clean
+.PHONY: demo test test-unit test-fast test-labs test-book book bench grade-demo grader-image cluster-image docker-cluster real-slurm clean
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,17 @@ test: test-unit test-labs test-book
 
 test-unit: $(STAMP)
 	$(PY) -m pytest -q --ignore=tests/book
+
+# The edit-test loop: every test that starts no daemon, container or notebook kernel (no
+# tests/live, tests/docker, grading, the book, the labs' live checks); the controller's rules
+# run in-process on a fake clock (tests/ctld/ctldkit.py).  `make test` runs everything.
+FAST_SKIP := --ignore=tests/live --ignore=tests/docker --ignore=tests/book --ignore=tests/grade \
+	--ignore=tests/lab/test_first_steps_labs.py --ignore=tests/lab/test_lab_notebooks.py \
+	--deselect=tests/lab/test_cluster_views.py::test_terminal_and_requeue_demo \
+	--deselect=tests/lab/test_srun_inspector.py::test_prediction_matches_a_live_cluster \
+	--deselect=tests/cli/test_sim_cli.py::test_demo
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -x $(FAST_SKIP)
 
 # Every lab runs top to bottom with its worked answers (outputs are not compared).
 test-labs: $(STAMP)

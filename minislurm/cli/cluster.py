@@ -93,7 +93,7 @@ def _resume(args, folder: Path) -> int:
     running = _running(folder)
     names = [n.name for n in cluster.config.nodes]
     port = cluster.config.other.get("SlurmctldPort")
-    if set(running) >= {"slurmctld", *(f"slurmd-{n}" for n in names)}:
+    if set(running) >= {"slurmctld", *cluster.agents}:
         _usage(folder, f"minislurm cluster is already running in {folder}: {len(names)} nodes, "
                        f"controller on port {port}")
         return 0
@@ -120,10 +120,18 @@ def up(args) -> int:
         print("minislurm cluster: error: --netns needs root (network namespaces)", file=sys.stderr)
         return 1
     shape = {key: default if getattr(args, key) is None else getattr(args, key) for key, default in SHAPE.items()}
-    cluster = LocalCluster(shape["nodes"], shape["gpus_per_node"], shape["cpus_per_node"], shape["mem"],
-                           dir=folder, conf=args.conf, netns=args.netns, outlive=True)
     try:
-        cluster.up(timeout=60)
+        cluster = LocalCluster(shape["nodes"], shape["gpus_per_node"], shape["cpus_per_node"], shape["mem"],
+                               dir=folder, conf=args.conf, netns=args.netns, outlive=True,
+                               nodes_per_agent=args.nodes_per_agent)
+    except (ValueError, OSError) as exc:  # nothing started, nothing written
+        print(f"minislurm cluster: error: {exc}", file=sys.stderr)
+        return 1
+    try:
+        cluster.up(timeout=60 + len(cluster.config.nodes) / 4)
+    except MemoryError as exc:  # checked before anything started
+        print(f"minislurm cluster: error: {exc}", file=sys.stderr)
+        return 1
     except (RuntimeError, TimeoutError, OSError) as exc:
         cluster.down()
         print(f"minislurm cluster: error: {exc}", file=sys.stderr)
@@ -153,6 +161,39 @@ def down(args) -> int:
     return 0
 
 
+def node_fault(args) -> int:
+    """``crash-node``/``cut-node``/``restore-node NAME``: one node fails or comes back.  A virtual
+    node fails alone (its siblings run on); a node with a process of its own is killed
+    (``crash-node``) and booted again (``restore-node``)."""
+    from minislurm.cluster.local import LocalCluster, stop_process
+    folder = Path(args.dir)
+    if not LocalCluster.recorded(folder):
+        print(f"minislurm cluster: error: no cluster recorded in {folder}", file=sys.stderr)
+        return 1
+    cluster = LocalCluster(dir=folder, conf=folder / "slurm.conf", outlive=True)
+    if args.node not in cluster.host_of:
+        print(f"minislurm cluster: error: Invalid node name specified: {args.node}", file=sys.stderr)
+        return 1
+    running = _running(folder)
+    unit = cluster.host_of[args.node]
+    if unit not in running and (len(cluster.agents[unit]) > 1 or args.action != "restore-node"):
+        print(f"minislurm cluster: error: the agent process of {args.node} is not running", file=sys.stderr)
+        return 1
+    cluster._adopted = running
+    if len(cluster.agents[unit]) > 1:
+        cluster.fail_node(args.node, {"crash-node": "crashed", "cut-node": "cut"}.get(args.action))
+    elif args.action == "crash-node":
+        stop_process(running[unit], grace=0, alive=lambda: _alive(running[unit]))
+    elif args.action == "cut-node":
+        print("minislurm cluster: error: cut-node is for virtual nodes (--nodes-per-agent above 1); "
+              "a node of its own process is cut off with --netns", file=sys.stderr)
+        return 1
+    elif unit not in running:
+        cluster.resume(timeout=60, running=running)
+    print(f"{args.node}: {dict(crash='crashed', cut='cut off', restore='restored')[args.action.removesuffix('-node')]}")
+    return 0
+
+
 def status(args) -> int:
     folder = Path(args.dir)
     entries = _pids(folder)
@@ -173,11 +214,19 @@ def main(argv: list[str]) -> int:
     u.add_argument("--gpus-per-node", type=int, help=f"default {SHAPE['gpus_per_node']}")
     u.add_argument("--cpus-per-node", type=int, help=f"default {SHAPE['cpus_per_node']}")
     u.add_argument("--mem", type=int, help=f"MB per node, default {SHAPE['mem']}")
+    u.add_argument("--nodes-per-agent", type=int, metavar="K",
+                   help="virtual nodes: K nodes per agent process (default: 8 processes at most)")
     u.add_argument("--conf", help="a slurm.conf to use instead of the flags (local clusters)")
     u.add_argument("--netns", action="store_true", help="each agent in its own network namespace (root)")
     u.add_argument("--gpu", action="store_true", help="--docker: each node gets its own NVIDIA GPUs of this host")
     u.add_argument("--jupyter-port", type=int, help="--docker: JupyterLab on the login node, on this port of 127.0.0.1")
     down_p, status_p = sub.add_parser("down", help="stop everything"), sub.add_parser("status")
+    faults = [sub.add_parser(f"{what}-node", help=why) for what, why in (
+        ("crash", "one node crashes (its jobs die; its agent is gone)"),
+        ("cut", "one virtual node is cut off the network (its jobs run on, unheard)"),
+        ("restore", "a crashed or cut-off node boots again, or comes back"))]
+    for f in faults:
+        f.add_argument("node", help="NodeName")
     sh = sub.add_parser("shell", help="a shell (or COMMAND) on the docker cluster's login node")
     sh.add_argument("--user", help="as this user of the cluster (default: the lab user)")
     sh.add_argument("--node", default="login", help="on this container instead: ctld, gpu01, ... (default login)")
@@ -189,12 +238,12 @@ def main(argv: list[str]) -> int:
                     help="these users may act on every job and node (AdminLevel=Operator): the instructor")
     for s in (u, down_p, status_p):
         s.add_argument("--docker", action="store_true", help="containers instead of local processes")
-    for s in (u, down_p, status_p, sh, au):
+    for s in (u, down_p, status_p, sh, au, *faults):
         s.add_argument("--dir", help=f"cluster folder (default {DEFAULT_DIR}, with --docker {dock.DEFAULT_DIR})")
     args = p.parse_args(argv)
     if args.action in ("shell", "add-users"):
         return {"shell": dock.shell, "add-users": dock.add_users}[args.action](args)
-    if args.docker:
+    if getattr(args, "docker", False):
         if args.action == "up" and (args.conf or args.netns):
             return dock._fail("--conf and --netns are for local clusters (a docker cluster takes its shape from "
                               "the flags)")
@@ -203,4 +252,4 @@ def main(argv: list[str]) -> int:
     if args.action == "up" and (args.gpu or args.jupyter_port):
         return dock._fail("--gpu and --jupyter-port are for docker clusters (add --docker)")
     args.dir = args.dir or str(DEFAULT_DIR)
-    return {"up": up, "down": down, "status": status}[args.action](args)
+    return {"up": up, "down": down, "status": status}.get(args.action, node_fault)(args)

@@ -3,8 +3,8 @@
 Inside a job (``SLURM_JOB_ID`` set) srun asks the controller for a step on the job's nodes and
 GPUs.  Outside one it first asks for an allocation and waits for it (``srun: job N queued and
 waiting for resources``).  It then starts the tasks on every node's agent at once, with the step
-credential the controller signed, and relays their output; its exit code is the largest task
-exit code.  Signals are passed on to the tasks, except Ctrl-C: one reports the tasks' state, a
+credential the controller signed, through a tree of agents (TreeWidth wide: a few connections
+for hundreds of nodes), and relays their output; its exit code is the largest task exit code.  Signals are passed on to the tasks, except Ctrl-C: one reports the tasks' state, a
 second within a second interrupts and then kills them (see :class:`Interrupts`).
 """
 
@@ -22,6 +22,7 @@ import threading
 import time
 
 from minislurm.client import Client, ClientError, umask_text
+from minislurm.core.layout import tree_spans
 from minislurm.core.options import combine, env_options, parse_options
 from minislurm.core.optvalues import OptionError
 from minislurm.core.spec import spec_to_dict
@@ -33,7 +34,7 @@ def _ranges(ids: list[int]) -> str:
 
 
 class Relay:
-    """Prints task output as it arrives, one thread per node feeding one queue."""
+    """Prints task output as it arrives, one thread per span of nodes feeding one queue."""
 
     def __init__(self, label: bool):
         self.label = label
@@ -60,24 +61,43 @@ class Relay:
         sys.stdout.flush()
 
 
-def _launch_node(node: str, addr: str, body: dict, events: queue.Queue) -> None:
+def _launch_span(nodes: list[str], addr: str, body: dict, events: queue.Queue) -> None:
+    """Start the tasks of ``nodes`` through the first one's agent, which passes the launch on
+    (Slurm's TreeWidth fan-out: see :mod:`minislurm.slurmd.tasks`), and relay every node's lines."""
+    finished: set[str] = set()
     host, port = addr.rsplit(":", 1)
+    why = "the connection closed"
     try:
         conn = http.client.HTTPConnection(host, int(port), timeout=None)
-        conn.request("POST", "/steps/launch", body=json.dumps(body).encode(),
+        conn.request("POST", "/steps/launch", body=json.dumps({**body, "tree": nodes}).encode(),
                      headers={"Content-Type": "application/json"})
         resp = conn.getresponse()
         if resp.status != 200:
-            events.put(("error", node, json.loads(resp.read() or b"{}").get("error", f"HTTP {resp.status}")))
+            error = json.loads(resp.read() or b"{}").get("error", f"HTTP {resp.status}")
+            for node in nodes:
+                events.put(("error", node, error))
             return
         while True:
             line = resp.readline()
             if not line:
                 break
-            events.put(("msg", node, json.loads(line)))
-        events.put(("closed", node, None))
+            msg = json.loads(line)
+            node = msg.get("node")
+            if msg.get("done"):
+                events.put(("closed", node, None))
+            elif "failed" in msg:
+                events.put(("error", node, msg["failed"]))
+            elif "lost" in msg:
+                events.put(("lost", node, msg["lost"]))
+            else:
+                events.put(("msg", node, msg))
+                continue
+            finished.add(node)
     except (OSError, http.client.HTTPException, ValueError) as exc:
-        events.put(("lost", node, str(exc)))
+        why = str(exc)
+    for node in nodes:
+        if node not in finished:
+            events.put(("lost", node, why))
 
 
 def _verdict(node: str, events: queue.Queue) -> None:
@@ -163,8 +183,9 @@ def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool,
     # Who runs it, which tasks and which GPUs: the agents take these from the credential alone.
     body = {"credential": step["credential"], "job": step["job"], "argv": argv, "environment": env, "cwd": cwd,
             "gpus_per_task": gpus_per_task, "launcher": [socket.gethostbyname(socket.gethostname()), 0]}
-    for node in step["nodes"]:
-        threading.Thread(target=_launch_node, args=(node, step["addrs"][node], body, relay.events),
+    body["tree_width"] = step.get("tree_width", 50)
+    for span in tree_spans(step["nodes"], body["tree_width"]):
+        threading.Thread(target=_launch_span, args=(span, step["addrs"][span[0]], body, relay.events),
                          daemon=True).start()
     interrupts = Interrupts(step, quit_on_intr)
     # Handlers only queue the signal: the loop below acts on it, never mid-write.

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from minislurm.client import Client
+from minislurm.cluster import vnodes
 from minislurm.cluster.base import COMMANDS, Cluster, shape_text, wait_for
 from minislurm.cluster.confgen import apply_settings, free_port, lab_config, write_conf
 from minislurm.core.slurmconf import load
@@ -35,7 +36,8 @@ class LocalCluster(Cluster):
 
     def __init__(self, nodes: int = 4, gpus_per_node: int = 8, cpus_per_node: int = 32, mem: int = 256_000,
                  *, dir: str | Path | None = None, conf: str | Path | None = None, netns: bool = False,
-                 policy: str = "conservative", outlive: bool = False, **settings):
+                 policy: str = "conservative", outlive: bool = False, nodes_per_agent: int | None = None,
+                 **settings):
         self.dir = Path(dir).absolute() if dir else Path.home() / ".minislurm" / "cluster"
         self.netns = netns
         # The daemons stop when this Python process ends, unless asked to outlive it
@@ -46,6 +48,20 @@ class LocalCluster(Cluster):
         else:
             self.config = lab_config(nodes, gpus_per_node, cpus_per_node, mem, policy=policy)
         apply_settings(self.config, settings)  # e.g. slurmd_timeout=3, kill_wait=1
+        names = [n.name for n in self.config.nodes]
+        recorded = self.dir / "nodes-per-agent"
+        if nodes_per_agent is None and recorded.is_file():
+            nodes_per_agent = int(recorded.read_text())
+        if nodes_per_agent is None:
+            nodes_per_agent = 1 if netns else vnodes.default_per_agent(len(names))
+        self.nodes_per_agent = nodes_per_agent
+        problem = vnodes.check_per_agent(self.nodes_per_agent, len(names))
+        if problem is None and netns and self.nodes_per_agent > 1:
+            problem = "--netns gives each node its own network namespace: one agent process per node"
+        if problem:
+            raise ValueError(problem)
+        self.agents = vnodes.groups(names, self.nodes_per_agent)  # process name -> its nodes
+        self.host_of = {node: unit for unit, nodes in self.agents.items() for node in nodes}
         self.procs: dict[str, subprocess.Popen] = {}
         self._controller_env: dict[str, str] = {}  # what restart_controller(env=...) adds
         self._adopted: dict[str, int] = {}  # daemons already running when resumed: name -> pid
@@ -73,6 +89,8 @@ class LocalCluster(Cluster):
         key = create_key(self.key_path)
         addr = self._net.ctld_addr if self._net else "127.0.0.1"
         self.port = free_port(addr if not self._net else "0.0.0.0")
+        (self.dir / "nodes-per-agent").write_text(f"{self.nodes_per_agent}\n")
+        self.faults_path.unlink(missing_ok=True)  # a new cluster: every node healthy
         self.conf_path.write_text(write_conf(self.config, host="localhost", addr=addr, port=self.port,
                                              key_file=str(self.key_path), state_dir=str(self.dir / "state")))
         self._write_token(key)
@@ -116,6 +134,9 @@ class LocalCluster(Cluster):
         log.close()
 
     def up(self, timeout: float = 30.0) -> "LocalCluster":
+        problem = vnodes.check_memory(len(self.config.nodes), self.nodes_per_agent)
+        if problem:
+            raise MemoryError(problem)
         if self.netns:
             from minislurm.cluster.netns import Network
             self._net = Network(f"ms{os.getpid() % 10000}", [n.name for n in self.config.nodes])
@@ -125,8 +146,8 @@ class LocalCluster(Cluster):
         self._write_files()
         self._spawn_controller()
         self.wait_controller(timeout)
-        for node in self.config.nodes:
-            self._spawn_agent(node.name)
+        for unit in self.agents:
+            self._spawn_agent(unit)
         self.wait_nodes(timeout)
         return self
 
@@ -134,18 +155,26 @@ class LocalCluster(Cluster):
         self._spawn("slurmctld", [sys.executable, "-m", "minislurm.ctld", "--conf", str(self.conf_path),
                                   *self._daemon_flags], env=self._controller_env)
 
-    def _spawn_agent(self, name: str) -> None:
+    def _spawn_agent(self, unit: str) -> None:
+        """Start agent process ``unit`` (``slurmd-gpu01``, or ``slurmd-gpu[001-032]``: virtual nodes)."""
+        nodes = self.agents[unit]
+        name = unit.removeprefix("slurmd-")
         bind = self._net.addr(name) if self._net else "127.0.0.1"
-        self._spawn(f"slurmd-{name}", [sys.executable, "-m", "minislurm.slurmd", "--name", name,
-                                       "--conf", str(self.conf_path), "--bind", bind,
-                                       "--spool", str(self.dir / "spool" / name), *self._daemon_flags],
+        spool = self.dir / "spool" / (name if len(nodes) == 1 else "")
+        self._spawn(unit, [sys.executable, "-m", "minislurm.slurmd", "--name", name,
+                           "--conf", str(self.conf_path), "--bind", bind, "--spool", str(spool),
+                           "--faults", str(self.faults_path), *self._daemon_flags],
                     netns=self._net.ns(name) if self._net else None, hostname=name)
         self._write_pids()
+
+    @property
+    def faults_path(self) -> Path:
+        return self.dir / "node-faults"
 
     def _write_pids(self) -> None:
         """The daemons' pids for ``cluster down``: the controller first (it is stopped last)."""
         pids = {**self._adopted, **{n: p.pid for n, p in self.procs.items()}}
-        order = ["slurmctld", *(f"slurmd-{n.name}" for n in self.config.nodes)]
+        order = ["slurmctld", *self.agents]
         names = [n for n in order if n in pids] + [n for n in pids if n not in order]
         (self.dir / "pids").write_text("".join(f"{n} {pids[n]}\n" for n in names))
 
@@ -167,9 +196,9 @@ class LocalCluster(Cluster):
             self._spawn_controller()
             self._write_pids()
         self.wait_controller(timeout)
-        for node in self.config.nodes:
-            if f"slurmd-{node.name}" not in self._adopted:
-                self._spawn_agent(node.name)
+        for unit in self.agents:
+            if unit not in self._adopted:
+                self._spawn_agent(unit)
         self._write_pids()
         api = self.client()
         wait_for(lambda: all(n["addr"] and "NOT_RESPONDING" not in n["flags"]
@@ -179,9 +208,27 @@ class LocalCluster(Cluster):
 
     def start_node(self, name: str) -> None:
         """Boot a node's agent again (after :meth:`kill_node`); it registers by itself."""
-        if f"slurmd-{name}" in self.procs:
+        unit = self.host_of[name]
+        if len(self.agents[unit]) > 1:
+            return self.restore_node(name)
+        if unit in self.procs:
             raise RuntimeError(f"the agent of {name} is running")
-        self._spawn_agent(name)
+        self._spawn_agent(unit)
+
+    def fail_node(self, name: str, fault: str | None) -> None:
+        """A virtual node crashes (``crashed``), is cut off the network (``cut``), or comes back
+        (None), while the other nodes of its process run on (:mod:`minislurm.slurmd.host`)."""
+        unit = self.host_of[name]
+        vnodes.set_fault(self.faults_path, name, fault)
+        pid = self.procs[unit].pid if unit in self.procs else self._adopted.get(unit)
+        if pid:
+            vnodes.tell(pid)
+
+    def crash_node(self, name: str) -> None:
+        self.fail_node(name, "crashed")
+
+    def restore_node(self, name: str) -> None:
+        self.fail_node(name, None)
 
     def restart_controller(self, timeout: float = 30.0, pause: float = 0.0, *, crash: bool = False,
                            env: dict | None = None) -> None:
@@ -228,7 +275,10 @@ class LocalCluster(Cluster):
                               capture_output=True, check=check, timeout=timeout, env=full_env, cwd=cwd)
 
     def kill_node(self, name: str) -> None:
-        proc = self.procs.pop(f"slurmd-{name}")
+        unit = self.host_of[name]
+        if len(self.agents[unit]) > 1:
+            return self.crash_node(name)
+        proc = self.procs.pop(unit)
         stop_process(proc.pid, grace=0, alive=lambda: proc.poll() is None)
         proc.wait(timeout=10)
         self._write_pids()

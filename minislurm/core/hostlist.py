@@ -8,6 +8,8 @@ Only the trailing number of a name is ranged, as in Slurm; zero padding is kept.
 
 from __future__ import annotations
 
+import functools
+
 import math
 import re
 
@@ -104,6 +106,12 @@ def _padded(digits: str) -> bool:
 
 def compress(names, sort: bool = True) -> str:
     """The ranged form.  ``sort=True`` sorts (prefix, then number by value) and drops duplicates."""
+    return _compress(tuple(names), sort)
+
+
+@functools.lru_cache(maxsize=256)
+def _compress(names: tuple[str, ...], sort: bool) -> str:
+    """Remembered: a step on hundreds of nodes asks for the same lists once per node."""
     items = [_key(n) for n in names]
     if sort:
         items = sorted(set(items), key=lambda k: (k[0], k[1] is not None, k[1] or 0, len(k[2])))

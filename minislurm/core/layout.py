@@ -39,3 +39,12 @@ def task_ids(counts: list[int]) -> list[list[int]]:
         out.append(list(range(nxt, nxt + c)))
         nxt += c
     return out
+
+
+def tree_spans(nodes: list[str], width: int) -> list[list[str]]:
+    """A step launch's fan-out (Slurm's TreeWidth): at most ``width`` runs of consecutive nodes,
+    each handed to its first node, which starts its own tasks and passes the rest on the same
+    way.  ``["a", "b", "c", "d", "e"], 2`` -> ``[["a", "b", "c"], ["d", "e"]]``."""
+    width = max(1, width)
+    span = -(-len(nodes) // width)
+    return [nodes[i:i + span] for i in range(0, len(nodes), span)] if nodes else []

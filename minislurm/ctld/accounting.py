@@ -70,7 +70,8 @@ def record_step(ctl: "Controller", job: Job, step: dict) -> None:
 def close_steps(ctl: "Controller", job: Job, final: JobState) -> None:
     """Steps still running when their job ends are ended with it."""
     now = ctl.clock()
-    for step in ctl.steps.get(job.job_id, {}).values():
+    run = ctl.runs.get(job.job_id)
+    for step in (run.steps if run else {}).values():
         if step["state"] == "RUNNING":
             step.update(state="CANCELLED" if final is not JobState.NODE_FAIL else "NODE_FAIL", end=now)
             ctl.save_step(job, step)

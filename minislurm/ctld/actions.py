@@ -159,8 +159,7 @@ async def update_job(ctl: "Controller", user: str, job_id: int, fields: dict) ->
     for k, v in changes.items():
         setattr(job, k, v)
     if "time_limit" in changes and job.state is JobState.RUNNING:
-        ctl._disarm(job_id)
-        ctl._arm_timers(job, ctl.clock())
+        ctl.arm_timers(job, ctl.clock())
     if "nice" in changes and job.state is JobState.PENDING:
         from minislurm.sched import priority
         job.priority = priority.initial(job, ctl.state, ctl.clock())

@@ -35,6 +35,7 @@ from minislurm.ctld import accounting
 from minislurm.ctld.agents import AgentClient
 from minislurm.ctld.jobs import Live, job_from_dict, job_to_dict
 from minislurm.ctld.running import RunningJobs
+from minislurm.ctld.runstate import Run
 from minislurm.ctld.store import Store
 from minislurm.lifecycle import Background, every
 from minislurm.sched import priority
@@ -76,11 +77,8 @@ class Controller(RunningJobs):
         self.rpc = rpc or AgentClient(signer.ctld_token(), timeout=5.0)
         self.expected: dict[int, float] = {}
         self.sched_nodes: dict[int, tuple[int, ...]] = {}
-        self.steps: dict[int, dict[int, dict]] = {}  # the current run's steps, saved in the store
-        self._timers: dict[int, list[asyncio.TimerHandle]] = {}
+        self.runs: dict[int, Run] = {}  # running jobs: their current run (see run_of)
         self._waiters: dict[int, asyncio.Event] = {}  # jobs someone long-polls (srun, sbatch --wait)
-        self.last_active: dict[int, float] = {}  # srun allocations: when their srun was last heard
-        self.delivered: dict[int, int] = {}  # job -> incarnation whose agents have its stop (Live.ending)
         self.fairshare = None  # a FairShareBook, with priority/multifactor
         self._pass_due = False
         self._changed = asyncio.Event()
@@ -107,9 +105,8 @@ class Controller(RunningJobs):
 
     async def stop(self) -> None:
         self.background.cancel_all()
-        for handles in self._timers.values():
-            for h in handles:
-                h.cancel()
+        for run in self.runs.values():
+            run.disarm()
         await self.store.commit()
         await self.rpc.close()
         self.store.close()
@@ -137,17 +134,26 @@ class Controller(RunningJobs):
             self.live[job.job_id] = live
             st.restore(job)
             if job.job_id in st.running:
-                self._arm_timers(job, now)
+                self.arm_timers(job, now)
                 if not live.batch:
-                    self.last_active[job.job_id] = now
+                    self.run_of(job).srun_heard = now
                 for a in self.agents.values():  # running jobs are re-adopted when agents answer
                     a.last_response = max(a.last_response, now)
         for job_id, restart, step in self.store.steps():
             job = st.jobs.get(job_id)
             if job is not None and job.state is JobState.RUNNING and job.restart_count == restart:
-                self.steps.setdefault(job_id, {})[step["step_id"]] = step
+                self.run_of(job).steps[step["step_id"]] = step
         log.info("recovered %d jobs (%d pending, %d running); next job id %d",
                  len(st.jobs), len(st.pending), len(st.running), st.next_job_id)
+
+    def run_of(self, job: Job) -> Run:
+        """The job's current run, made on first use; a run of an earlier incarnation is dropped."""
+        run = self.runs.get(job.job_id)
+        if run is None or run.incarnation != job.restart_count:
+            if run is not None:
+                run.disarm()
+            run = self.runs[job.job_id] = Run(job.restart_count)
+        return run
 
     # -- persistence ------------------------------------------------------------------
     def save_job(self, job: Job) -> None:
@@ -156,6 +162,14 @@ class Controller(RunningJobs):
     def save_step(self, job: Job, step: dict) -> None:
         self.store.put_step(job.job_id, job.restart_count, step["step_id"], step)
         accounting.record_step(self, job, step)
+
+    async def commit(self, *, wake: tuple[int, ...] = ()) -> None:
+        """The one way a change takes effect: what was queued is made durable, and only then are
+        whoever waits on the jobs in ``wake`` woken (srun, sbatch --wait) and a pass asked for."""
+        for job_id in wake:
+            self.tell(job_id)
+        await self.store.commit()
+        self.request_pass()
 
     def tell(self, job_id: int) -> None:
         """Wake whoever waits on the job (srun, sbatch --wait) once what changed is committed."""
@@ -246,10 +260,10 @@ class Controller(RunningJobs):
             live = self.live[job.job_id]
             live.launched = False
             if not live.batch:
-                self.last_active[job.job_id] = now
+                self.run_of(job).srun_heard = now
             self.save_job(job)
             accounting.record_job(self, job)
-            self._arm_timers(job, now)
+            self.arm_timers(job, now)
             self.store.then(lambda job=job, inc=job.restart_count: self._started(job, inc))
         self.store.flush_soon()
 
@@ -257,7 +271,7 @@ class Controller(RunningJobs):
         """The start is on disk: tell srun or sbatch --wait, and give a batch script to its agent."""
         self._wake(job.job_id)
         if self.live[job.job_id].batch and job.state is JobState.RUNNING and job.restart_count == incarnation:
-            self.spawn(self._launch(job, incarnation))
+            self.spawn(self.launch(job, incarnation))
 
     async def _backfill_loop(self) -> None:
         if self.config.sched.policy == "fifo":

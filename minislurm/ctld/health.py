@@ -119,7 +119,7 @@ async def fence(ctl: "Controller", name: str, running: list) -> None:
         if not owns:
             log.warning("node %s runs job %s.%s it does not own: killing it", name, job_id, inc)
             ctl.stop_on([n], job_id, inc, why=None)
-        elif ctl.live[job_id].ending and ctl.delivered.get(job_id) != inc:
+        elif ctl.live[job_id].ending and not ctl.run_of(job).stop_delivered:
             ctl.spawn(ctl.deliver_ending(job))  # a stop acknowledged before a restart: tell it now
     ctl.store.flush_soon()
     now = ctl.clock()
@@ -133,12 +133,11 @@ async def fence(ctl: "Controller", name: str, running: list) -> None:
             await ctl.job_ended(job.job_id, job.restart_count, exit_code=0, signal=15)
         elif not live.launched:  # its launch may never have been sent: send it
             log.warning("batch job %s was never confirmed by %s: launching it again", job.job_id, name)
-            ctl.spawn(ctl._launch(job, job.restart_count))
+            ctl.spawn(ctl.launch(job, job.restart_count))
         else:  # the agent restarted and lost it: like Slurm, requeue (or end) the run
             log.error("batch job %s is gone from %s", job.job_id, name)
             ctl.lost_on_node(job, n)
-            await ctl.store.commit()
-            ctl.request_pass()
+            await ctl.commit()
 
 
 async def register(ctl: "Controller", info: dict) -> dict:

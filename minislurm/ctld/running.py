@@ -35,7 +35,8 @@ class RunningJobs:
     def node_addr(self, n: int) -> str | None:
         return self.agents[self.state.nodes.names[n]].addr
 
-    async def _launch(self, job: Job, incarnation: int) -> None:
+    async def launch(self, job: Job, incarnation: int) -> None:
+        """Send the batch script of this run to its first node's agent."""
         from minislurm.ctld.launch import batch_payload
         payload = batch_payload(self, job)
         addr = self.node_addr(job.alloc.nodes[0])
@@ -76,7 +77,9 @@ class RunningJobs:
         self.live[job.job_id].ending = [JobState.REQUEUED.name, "admin"]
         await self.job_ended(job.job_id, incarnation, exit_code=1, signal=0)
 
-    def _arm_timers(self, job: Job, now: float) -> None:
+    def arm_timers(self, job: Job, now: float) -> None:
+        """Set the running job's time limit and ``--signal`` timers, replacing any it had."""
+        self._disarm(job.job_id)
         loop = asyncio.get_running_loop()
         handles = []
         inc = job.restart_count
@@ -89,11 +92,12 @@ class RunningJobs:
             target = "batch" if sig.batch_only else "steps"
             handles.append(loop.call_later(max(0.0, at), lambda: self.spawn(
                 self.signal_job(job.job_id, sig.signal, target=target))))
-        self._timers[job.job_id] = handles
+        self.run_of(job).timers = handles
 
     def _disarm(self, job_id: int) -> None:
-        for h in self._timers.pop(job_id, []):
-            h.cancel()
+        run = self.runs.get(job_id)
+        if run is not None:
+            run.disarm()
 
     async def time_limit(self, job_id: int, incarnation: int) -> None:
         job = self.state.jobs.get(job_id)
@@ -120,8 +124,8 @@ class RunningJobs:
                    "kill_wait": self.config.kill_wait}
         replies = await asyncio.gather(*(self.rpc.call(self.node_addr(n), "/jobs/terminate", payload)
                                          for n in job.alloc.nodes if self.node_addr(n)))
-        if any(r is not None for r in replies):
-            self.delivered[job.job_id] = inc
+        if any(r is not None for r in replies) and job.state is JobState.RUNNING and job.restart_count == inc:
+            self.run_of(job).stop_delivered = True  # (unless the run ended meanwhile: nothing to keep)
         if not live.batch or all(r is None for r in replies):
             # No batch script will report back: end the job here.
             await self.job_ended(job.job_id, inc, exit_code=0, signal=15)
@@ -155,10 +159,8 @@ class RunningJobs:
             self._requeued(job, now, exit_code, signal, hold=reason)
         else:
             self._ended(job, final, reason, now, exit_code, signal, launch_failed)
-        self.tell(job_id)
         self.stop_on(others, job_id, incarnation, why=None)
-        await self.store.commit()
-        self.request_pass()
+        await self.commit(wake=(job_id,))
         return True
 
     def stop_on(self, nodes: list[int], job_id: int, incarnation: int, why: str | None) -> None:
@@ -198,10 +200,10 @@ class RunningJobs:
     def forget_run(self, job: Job) -> None:
         """What the controller kept about a run that is over: its steps, srun's heartbeat, the
         stop it delivered."""
-        self.steps.pop(job.job_id, None)
+        run = self.runs.pop(job.job_id, None)
+        if run is not None:
+            run.disarm()
         self.store.drop_steps(job.job_id)
-        self.last_active.pop(job.job_id, None)
-        self.delivered.pop(job.job_id, None)
 
     def charge_usage(self, job: Job) -> None:
         book = self.fairshare
@@ -212,8 +214,7 @@ class RunningJobs:
         """A node went DOWN: requeue its requeueable batch jobs, end the others NODE_FAIL."""
         for job in self.state.jobs_on_node(n):
             self.lost_on_node(job, n)
-        await self.store.commit()
-        self.request_pass()
+        await self.commit()
 
     def lost_on_node(self, job: Job, n: int) -> None:
         """This run of ``job`` died with node ``n``: record NODE_FAIL, then requeue it (a batch
@@ -243,8 +244,9 @@ class RunningJobs:
     # -- srun allocations ----------------------------------------------------------------------
     def heard_from(self, job: Job) -> None:
         """The srun that owns an allocation is still there (any call it makes about the job)."""
-        if job.job_id in self.last_active:
-            self.last_active[job.job_id] = self.clock()
+        run = self.runs.get(job.job_id)
+        if run is not None and run.srun_heard is not None:
+            run.srun_heard = self.clock()
 
     async def check_inactive(self) -> None:
         """InactiveLimit: an allocation whose srun has not been heard of for that long (it was
@@ -254,11 +256,11 @@ class RunningJobs:
         if not limit:
             return
         now = self.clock()
-        for job_id, seen in list(self.last_active.items()):
+        for job_id, run in list(self.runs.items()):
             job = self.state.jobs.get(job_id)
-            if job is None or job.state is not JobState.RUNNING:
-                self.last_active.pop(job_id, None)
-            elif now - seen > limit and not self.live[job_id].ending:
+            if run.srun_heard is None or job is None or job.state is not JobState.RUNNING:
+                continue
+            if now - run.srun_heard > limit and not self.live[job_id].ending:
                 log.info("inactivity time limit reached for JobId=%s", job_id)
                 await self.terminate(job, JobState.TIMEOUT, Reason.INACTIVE_LIMIT)
 

@@ -20,6 +20,8 @@ from minislurm.ctld.launch import job_info
 if TYPE_CHECKING:
     from minislurm.ctld.controller import Controller
 
+TREE_WIDTH = 50  # Slurm 22.05's default TreeWidth (checked on the twin): srun reaches this many agents
+
 
 def _fail(job_id: int, why: str) -> SlurmError:
     return SlurmError(f"Unable to create step for job {job_id}: {why}")
@@ -74,16 +76,18 @@ async def create(ctl: "Controller", user: str, job_id: int, req: dict) -> dict:
     step = {"step_id": step_id, "name": req.get("name") or "srun", "nodes": nodes, "tasks_per_node": counts,
             "task_ids": task_ids(counts), "ntasks": ntasks, "gpus": sum(len(g) for g in gpus.values()),
             "cpus": sum(c * cpt for c in counts), "state": "RUNNING", "start": ctl.clock()}
-    ctl.steps.setdefault(job_id, {})[step_id] = step
+    ctl.run_of(job).steps[step_id] = step
     ctl.save_step(job, step)
     await ctl.store.commit()
     info = job_info(ctl, job)
+    addrs = {n: ctl.agents[n].addr for n in nodes}
     credential = ctl.signer.step_credential(
         job_id=job_id, incarnation=job.restart_count, step_id=step_id, user=job.user, uid=info["uid"],
-        gid=info["gid"], tasks=dict(zip(nodes, step["task_ids"])), gpus=gpus, cpus_per_task=req.get("cpus_per_task"))
+        gid=info["gid"], tasks=dict(zip(nodes, step["task_ids"])), gpus=gpus, cpus_per_task=req.get("cpus_per_task"),
+        addrs=addrs)
     return {
         **step, "job": info, "step_gpus": gpus, "cpus_per_task": req.get("cpus_per_task"),
-        "addrs": {n: ctl.agents[n].addr for n in nodes}, "credential": credential,
+        "addrs": addrs, "credential": credential, "tree_width": int(ctl.config.other.get("TreeWidth", TREE_WIDTH)),
     }
 
 
@@ -91,7 +95,8 @@ async def complete(ctl: "Controller", user: str, job_id: int, step_id: int, exit
     job = ctl.job(job_id)
     ctl.may_modify(user, job)
     ctl.heard_from(job)
-    step = ctl.steps.get(job_id, {}).get(step_id)
+    run = ctl.runs.get(job_id)
+    step = run.steps.get(step_id) if run else None
     if step is None or step["state"] != "RUNNING":
         return
     if signal:

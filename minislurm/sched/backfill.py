@@ -32,11 +32,18 @@ if TYPE_CHECKING:
     from minislurm.sched.schedule import Pass
 
 
-def run(work: "Pass", order: list[Job], easy: bool = False,
-        promise_all: bool = True) -> tuple[dict[int, float], dict[int, tuple[int, ...]]]:
+def run(work: "Pass", order: list[Job], easy: bool = False, promise_all: bool = True,
+        floor: tuple[int, int, int] = (0, 0, 0)) -> tuple[dict[int, float], dict[int, tuple[int, ...]]]:
     """Test jobs in ``order``; start or promise.  With ``promise_all=False`` the cycle ends as
-    soon as no job at all could start now: the decisions are the same, only the remaining
-    jobs' expected starts are left unknown (the simulator needs no ``squeue --start``).
+    soon as no job at all could start now (no node open now has ``floor``, the least any
+    queued job asks of a node, free): the decisions are the same, only the remaining jobs'
+    expected starts are left unknown (the simulator needs no ``squeue --start``).
+
+    What makes a cycle cheap on a deep queue: in one cycle a job can only find it harder to
+    start now than the jobs before it did (each start and each promise takes room, none gives
+    any back), so once a job of some shape could not start now, a later job of the same
+    request and nodes that wants as many nodes or more, for as long or longer, cannot either.
+    Under EASY, where such a job gets no promise either, it is not planned at all.
     """
     state, now = work.state, work.now
     cfg = state.config.sched
@@ -48,6 +55,7 @@ def run(work: "Pass", order: list[Job], easy: bool = False,
     expected: dict[int, float] = {}
     planned: dict[int, tuple[int, ...]] = {}
     promised_parts: set[str] = set()
+    cannot_start = _Failures()
     tested = 0
     for job in order:
         if job.job_id in work.started:
@@ -68,11 +76,18 @@ def run(work: "Pass", order: list[Job], easy: bool = False,
         if tested >= cfg.bf_max_job_test:
             break
         tested += 1
-        req = request(job, state.nodes)
         required = required_nodes(job, state)
-        ready = plan.ready_times(request_key(job), req).copy()
-        ready[~work.allowed(job, honour_reservations=False)] = NEVER
+        allowed = work.allowed(job, honour_reservations=False)
         duration = plan.grid(job.time_limit) if job.time_limit != float("inf") else NEVER
+        shape = _Shape(job, allowed) if required is None else None
+        if easy and job.partition in promised_parts and cannot_start.covers(shape, job.num_nodes, duration):
+            work.reason.setdefault(job.job_id, Reason.PRIORITY)  # no start now, and no promise under EASY
+            if not promise_all and not plan.room_now(state.nodes.usable, floor):
+                break
+            continue
+        req = request(job, state.nodes)
+        ready = plan.ready_times(request_key(job), req).copy()
+        ready[~allowed] = NEVER
         found = plan.earliest_start(ready, job.num_nodes, duration, required)
         if found is not None and found[0] <= plan.now and _fits_reservation(work, job, now):
             chosen = np.zeros(len(ready), dtype=bool)
@@ -83,6 +98,8 @@ def run(work: "Pass", order: list[Job], easy: bool = False,
                 job_view = _Running(job, alloc, now)
                 plan.add_running(job_view)
                 continue
+        if found is None or found[0] > plan.now:  # the plan says no (not a placement's refusal)
+            cannot_start.add(shape, job.num_nodes, duration)
         work.reason.setdefault(job.job_id, Reason.PRIORITY)
         # No promise beyond the window (Slurm logs "No reservation created"), and under
         # EASY none after the partition's first.
@@ -92,11 +109,46 @@ def run(work: "Pass", order: list[Job], easy: bool = False,
             promised_parts.add(job.partition)
             expected[job.job_id] = float(max(start, now))
             planned[job.job_id] = tuple(int(n) for n in nodes)
-        if not promise_all and not plan.room_now(state.nodes.usable):
+        if not promise_all and not plan.room_now(state.nodes.usable, floor):
             break
     return expected, planned
 
 
+class _Shape:
+    """What decides whether a job can start now, besides its node count and duration: the
+    nodes it may use, and per node the CPUs, memory and GPUs (of a type) it asks for."""
+
+    __slots__ = ("nodes", "kind", "amounts")
+
+    def __init__(self, job: Job, allowed: np.ndarray):
+        s = job.shape
+        self.nodes, self.kind = allowed.tobytes(), (s.gpu_type, job.exclusive, s.mem == -1)
+        self.amounts = (s.cpus, 0 if s.mem == -1 else s.mem, s.gpus)
+
+    def at_least(self, other: "_Shape") -> bool:
+        """This shape asks, on the same nodes, for everything ``other`` asks and more."""
+        return (self.nodes == other.nodes and self.kind == other.kind
+                and all(a >= b for a, b in zip(self.amounts, other.amounts)))
+
+
+class _Failures:
+    """The jobs that could not start now in this cycle, by (shape, node count, duration)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple, list[tuple[_Shape, int, int]]] = {}
+
+    def covers(self, shape: _Shape | None, nodes: int, duration: int) -> bool:
+        """A job of ``shape`` wanting ``nodes`` nodes for ``duration`` cannot start now either."""
+        return shape is not None and any(
+            n <= nodes and d <= duration and shape.at_least(other)
+            for other, n, d in self._seen.get((shape.nodes, shape.kind), ()))
+
+    def add(self, shape: _Shape | None, nodes: int, duration: int) -> None:
+        if shape is None or self.covers(shape, nodes, duration):
+            return
+        group = self._seen.setdefault((shape.nodes, shape.kind), [])
+        group[:] = [(o, n, d) for o, n, d in group if not (nodes <= n and duration <= d and o.at_least(shape))]
+        group.append((shape, nodes, duration))
 class _Running:
     """The few fields of a job started in this cycle that the plan needs."""
 

@@ -6,7 +6,11 @@ make a node unable to take a job at time ``t``:
 
 * running jobs still holding the resources the job needs (they release them at their ends);
 * a promise made earlier in this cycle: a reservation for a higher-priority job.  As in
-  Slurm, reservations take whole nodes.
+  Slurm, promises take whole nodes.
+
+The plan changes in two ways during a cycle, each an update of what it holds, never a rebuild
+from the jobs: :meth:`add_running` (a job backfilled now) and :meth:`reserve` (a promise).
+Both only ever take room, so within a cycle a job's earliest start can only move later.
 
 :meth:`Plan.earliest_start` answers "when, at the earliest, can this job have ``k`` nodes for
 its whole time limit?" with one vectorised sweep, so a cycle over hundreds of jobs on
@@ -17,90 +21,128 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import Protocol
 
 import numpy as np
 
-from minislurm.core.job import Job
+from minislurm.core.job import Allocation
 from minislurm.sched.select.cons_tres import FreeResources, Request
 
-NEVER = (1 << 40) - 1  # "no time": later than any real time, and fits in a 40-bit key
-_SHIFT = 40
+NEVER = (1 << 40) - 1  # "no time": later than any real time, and below 2**40 (see Promises)
+
+
+class Holding(Protocol):
+    """What the plan needs of a job that holds resources: when it started, for how long at
+    most, and what it holds on which nodes."""
+
+    start_time: float
+    time_limit: float
+    alloc: Allocation
+
+
+class Promises:
+    """Whole nodes promised for [start, end), sorted by node and then start.
+
+    ``key`` is ``node * 2**40 + start`` (``node << 40 | start``; every time is below 2**40): one
+    sorted integer per promise, so "the promises on node n around time t" is a binary search.
+    Promises on one node never overlap."""
+
+    def __init__(self) -> None:
+        empty = np.zeros(0, dtype=np.int64)
+        self.key = self.node = self.start = self.end = empty
+
+    def __len__(self) -> int:
+        return len(self.key)
+
+    def add(self, nodes: Iterable[int], start: int, end: int) -> None:
+        keys = np.sort(np.fromiter(nodes, dtype=np.int64) << 40 | start)
+        at = np.searchsorted(self.key, keys)
+        self.key = np.insert(self.key, at, keys)
+        self.end = np.insert(self.end, at, min(end, NEVER))
+        self.node, self.start = self.key >> 40, self.key & NEVER
+
+    def held_at(self, when: int) -> np.ndarray:
+        """The nodes promised at ``when``."""
+        return self.node[(self.start <= when) & (self.end > when)]
 
 
 class Plan:
-    def __init__(self, free: FreeResources, running: Iterable[Job], now: float, resolution: float):
+    def __init__(self, free: FreeResources, running: Iterable[Holding], now: float, resolution: float):
         self.free = free
         self.now = int(now)
-        self.res = max(1, int(resolution))
-        n = len(free.cpu)
-        releases: list[list[tuple[int, int, int, int]]] = [[] for _ in range(n)]
+        self.resolution = max(1, int(resolution))
+        # One row per release: (node, time, cpus, memory, gpus) a running job gives back then.
+        self._releases: list[tuple[int, int, int, int, int]] = []
         for job in running:
-            end = self.grid(job.start_time + job.time_limit)
-            if end <= self.now:  # overdue: being killed, frees soon
-                end = self.now + self.res
-            a = job.alloc
-            for node, c, m, g in zip(a.nodes, a.cpus, a.mem, a.gpus):
-                releases[node].append((end, c, m, len(g)))
-        self._releases = releases
-        self._build()
-        # Reservations, sorted by key = node << 40 | start; ends run in the same order per node.
-        self.r_key = self.r_node = self.r_start = self.r_end = np.zeros(0, dtype=np.int64)
+            self._add_releases(job.alloc, self.grid(job.start_time + job.time_limit))
+        self._index()
+        self.promises = Promises()
+        self._room_checked: tuple | None = None  # ((version, floor), answer) of the last room_now
 
     def grid(self, t: float) -> int:
         """Round a time up onto the plan's grid; infinite stays NEVER."""
         if t == math.inf or t >= NEVER:
             return NEVER
-        return int(math.ceil(t / self.res) * self.res)
+        return int(math.ceil(t / self.resolution) * self.resolution)
 
-    def _build(self) -> None:
-        """Per node: the release times in order, and what is free after each release."""
-        width = 1 + max((len(r) for r in self._releases), default=0)
-        n = len(self._releases)
-        self.t = np.full((n, width), NEVER, dtype=np.int64)
-        self.t[:, 0] = self.now
-        self.cum = np.zeros((3, n, width), dtype=np.int64)
-        for node, rel in enumerate(self._releases):
-            if not rel:
-                continue
-            rel.sort()
-            c = m = g = 0
-            for k, (end, dc, dm, dg) in enumerate(rel, 1):
-                c, m, g = c + dc, m + dm, g + dg
-                self.t[node, k] = end
-                self.cum[0, node, k], self.cum[1, node, k], self.cum[2, node, k] = c, m, g
-        self._cache: dict = {}
+    def _add_releases(self, alloc: Allocation, end: int) -> None:
+        if end <= self.now:  # overdue: being killed, frees soon
+            end = self.now + self.resolution
+        self._releases.extend((node, end, cpus, mem, len(gpus))
+                              for node, cpus, mem, gpus in zip(alloc.nodes, alloc.cpus, alloc.mem, alloc.gpus))
+
+    def _index(self) -> None:
+        """Per node, the release times in order (``release_times[node, 0]`` is now) and what
+        is free in addition after each (``freed_cpus``, ``freed_mem``, ``freed_gpus``)."""
+        nodes = len(self.free.cpu)
+        rows = np.array(self._releases, dtype=np.int64).reshape(-1, 5)
+        order = np.lexsort((rows[:, 1], rows[:, 0]))  # by node, then time
+        node, when = rows[order, 0], rows[order, 1]
+        per_node = np.bincount(node, minlength=nodes)
+        first = np.cumsum(per_node) - per_node  # where each node's rows begin
+        column = np.arange(len(node)) - first[node] + 1
+        width = 1 + int(per_node.max(initial=0))
+        self.release_times = np.full((nodes, width), NEVER, dtype=np.int64)
+        self.release_times[:, 0] = self.now
+        self.release_times[node, column] = when
+        freed = []
+        for field in (2, 3, 4):
+            values = rows[order, field]
+            running_total = np.cumsum(values)
+            before_node = running_total[first[node]] - values[first[node]]
+            table = np.zeros((nodes, width), dtype=np.int64)
+            table[node, column] = running_total - before_node
+            freed.append(table)
+        self.freed_cpus, self.freed_mem, self.freed_gpus = freed
+        self._ready_cache: dict = {}
+        self.version = getattr(self, "version", 0) + 1
 
     def ready_times(self, key, req: Request) -> np.ndarray:
-        """For each node, the first time running jobs leave room for ``req`` (NEVER if never)."""
-        hit = self._cache.get(key)
+        """For each node, the first time running jobs leave room for ``req`` (NEVER if never);
+        ``key`` names the request (equal keys, equal requests) for reuse within the cycle."""
+        hit = self._ready_cache.get(key)
         if hit is not None:
             return hit
         cpu, mem, gpu = (np.asarray(x)[..., None] if isinstance(x, np.ndarray) else x for x in req)
-        ok = ((self.free.cpu[:, None] + self.cum[0] >= cpu)
-              & (self.free.mem[:, None] + self.cum[1] >= mem)
-              & (self.free.gpu[:, None] + self.cum[2] >= gpu))
-        first = ok.argmax(axis=1)
-        ready = np.where(ok.any(axis=1), self.t[np.arange(len(first)), first], NEVER)
-        self._cache[key] = ready
+        fits = ((self.free.cpu[:, None] + self.freed_cpus >= cpu)
+                & (self.free.mem[:, None] + self.freed_mem >= mem)
+                & (self.free.gpu[:, None] + self.freed_gpus >= gpu))
+        first = fits.argmax(axis=1)
+        ready = np.where(fits.any(axis=1), self.release_times[np.arange(len(first)), first], NEVER)
+        self._ready_cache[key] = ready
         return ready
 
-    def add_running(self, job: Job) -> None:
+    def add_running(self, job: Holding) -> None:
         """A job started now in this cycle: it holds its resources until its limit."""
-        end = self.grid(self.now + job.time_limit)
-        a = job.alloc
-        for node, c, m, g in zip(a.nodes, a.cpus, a.mem, a.gpus):
-            self._releases[node].append((end, c, m, len(g)))
-        self._build()
+        self._add_releases(job.alloc, self.grid(self.now + job.time_limit))
+        self._index()
 
-    # -- reservations -------------------------------------------------------------------
     def reserve(self, nodes: Iterable[int], start: int, end: int) -> None:
         """Promise whole nodes for [start, end)."""
-        keys = np.sort(np.fromiter(nodes, dtype=np.int64) << _SHIFT | start)
-        at = np.searchsorted(self.r_key, keys)
-        self.r_key = np.insert(self.r_key, at, keys)
-        self.r_end = np.insert(self.r_end, at, min(end, NEVER))
-        self.r_node, self.r_start = self.r_key >> _SHIFT, self.r_key & NEVER
+        self.promises.add(nodes, start, end)
+        self.version += 1
 
+    # -- when can a job start ---------------------------------------------------------------
     def earliest_start(self, ready: np.ndarray, k: int, duration: int,
                        required: np.ndarray | None = None) -> tuple[int, np.ndarray] | None:
         """The first time ``k`` nodes are each ready and unpromised for ``duration`` seconds.
@@ -114,58 +156,54 @@ class Plan:
         nodes = np.flatnonzero(ready < NEVER)
         if len(nodes) < k:
             return None
-        if not len(self.r_key):
+        if not len(self.promises):
             times = ready[nodes]
             start = int(np.partition(times, k - 1)[k - 1])
             return start, nodes[times <= start][:k]
-        c_node, c_time, last = self._windows(ready, nodes, duration)
-        if len(c_node) < k:
+        node, first, last = self._windows(ready, nodes, duration)
+        if len(node) < k:
             return None
         if k == 1:
-            start = int(c_time.min())
-            return start, c_node[c_time == start].min(keepdims=True)
-        order, times, count = self._sweep(c_time, last)
+            start = int(first.min())
+            return start, node[first == start].min(keepdims=True)
+        order, times, count = self._sweep(first, last)
         hit = np.flatnonzero(count >= k)
         if not len(hit):
             return None
         start = int(times[order[hit[0]]])
-        inside = (c_time <= start) & (last >= start)
-        chosen = np.unique(c_node[inside])[:k]
-        return start, chosen
+        inside = (first <= start) & (last >= start)
+        return start, np.unique(node[inside])[:k]
 
     def _windows(self, ready: np.ndarray, nodes: np.ndarray,
                  duration: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Each usable window as (node, first start, last start): a job of ``duration`` may
         start on ``node`` at any time in [first, last] without touching a promise.  A node's
         windows never overlap, since promises on one node never do."""
-        if not len(self.r_key):
+        p = self.promises
+        if not len(p):
             return nodes, ready[nodes], np.full(len(nodes), NEVER, dtype=np.int64)
         # Candidate starts: when a node becomes ready, and when each promise on it ends.
-        r_node, r_start = self.r_node, self.r_start
-        later = (ready[r_node] < NEVER) & (self.r_end > ready[r_node]) & (self.r_end < NEVER)
-        c_node = np.concatenate([nodes, r_node[later]])
-        c_time = np.concatenate([ready[nodes], self.r_end[later]])
-        # A candidate is blocked if a promise on its node overlaps [c, c + duration).
-        base = c_node << _SHIFT
-        stop = np.minimum(c_time + duration, NEVER)
-        j = np.searchsorted(self.r_key, base | stop, side="left")
-        prev = j - 1
-        has_prev = (prev >= 0) & (r_node[np.maximum(prev, 0)] == c_node)
-        blocked = has_prev & (self.r_end[np.maximum(prev, 0)] > c_time)
+        later = (ready[p.node] < NEVER) & (p.end > ready[p.node]) & (p.end < NEVER)
+        node = np.concatenate([nodes, p.node[later]])
+        first = np.concatenate([ready[nodes], p.end[later]])
+        # A candidate is blocked if a promise on its node overlaps [first, first + duration).
+        after = np.searchsorted(p.key, node << 40 | np.minimum(first + duration, NEVER), side="left")
+        before = np.maximum(after - 1, 0)
+        blocked = (after >= 1) & (p.node[before] == node) & (p.end[before] > first)
         # Otherwise it stays usable until the next promise on the node begins.
-        jj = np.minimum(j, len(self.r_key) - 1)
-        has_next = (j < len(self.r_key)) & (r_node[jj] == c_node)
-        last = np.where(has_next, r_start[jj] - duration, NEVER)
+        next_ = np.minimum(after, len(p) - 1)
+        has_next = (after < len(p)) & (p.node[next_] == node)
+        last = np.where(has_next, p.start[next_] - duration, NEVER)
         keep = ~blocked
-        return c_node[keep], c_time[keep], last[keep]
+        return node[keep], first[keep], last[keep]
 
     @staticmethod
-    def _sweep(c_time: np.ndarray, last: np.ndarray, weight: np.ndarray | None = None):
+    def _sweep(first: np.ndarray, last: np.ndarray, weight: np.ndarray | None = None):
         """Events in time order (+1 when a window opens, -1 just after it closes, closings
         first at equal times) and the running count of open windows (of ``weight``-ed ones
         only, when given).  Returns (order, event times, count)."""
-        times = np.concatenate([c_time, last + 1])
-        steps = np.concatenate([np.ones(len(c_time), np.int64), -np.ones(len(last), np.int64)])
+        times = np.concatenate([first, last + 1])
+        steps = np.concatenate([np.ones(len(first), np.int64), -np.ones(len(last), np.int64)])
         order = np.lexsort((steps, times))
         if weight is not None:
             steps = steps * np.concatenate([weight, weight])
@@ -175,26 +213,30 @@ class Plan:
                        required: np.ndarray) -> tuple[int, np.ndarray] | None:
         """:meth:`earliest_start` for a ``-w`` job: the first time every required node and
         ``k - len(required)`` others are open together."""
-        r = len(required)
         if (ready[required] >= NEVER).any():
             return None
-        c_node, c_time, last = self._windows(ready, np.flatnonzero(ready < NEVER), duration)
-        is_req = np.zeros(len(ready), dtype=np.int64)
-        is_req[required] = 1
-        order, times, count = self._sweep(c_time, last)
-        _, _, req_count = self._sweep(c_time, last, is_req[c_node])
-        hit = np.flatnonzero((req_count >= r) & (count - req_count >= k - r))
+        node, first, last = self._windows(ready, np.flatnonzero(ready < NEVER), duration)
+        is_required = np.zeros(len(ready), dtype=np.int64)
+        is_required[required] = 1
+        order, times, count = self._sweep(first, last)
+        _, _, required_count = self._sweep(first, last, is_required[node])
+        hit = np.flatnonzero((required_count >= len(required)) & (count - required_count >= k - len(required)))
         if not len(hit):
             return None
         start = int(times[order[hit[0]]])
-        inside = (c_time <= start) & (last >= start)
-        others = np.unique(c_node[inside & (is_req[c_node] == 0)])[: k - r]
+        inside = (first <= start) & (last >= start)
+        others = np.unique(node[inside & (is_required[node] == 0)])[: k - len(required)]
         return start, np.sort(np.concatenate([required, others]))
 
-    def room_now(self, usable: np.ndarray) -> bool:
-        """Could any job at all start now?  Not if every usable node is full or promised."""
-        open_ = usable & (self.free.cpu > 0)
-        if len(self.r_key):
-            now_promised = (self.r_start <= self.now) & (self.r_end > self.now)
-            open_[self.r_node[now_promised]] = False
-        return bool(open_.any())
+    def room_now(self, usable: np.ndarray, floor: tuple[int, int, int] = (0, 0, 0)) -> bool:
+        """Could any job at all start now?  Not if every usable node is promised now or has
+        less than ``floor`` (the least CPUs, memory and GPUs any queued job asks of a node)
+        free.  Asked again with nothing changed (no start, no promise), it answers as before."""
+        if self._room_checked is not None and self._room_checked[0] == (self.version, floor):
+            return self._room_checked[1]
+        cpu, mem, gpu = floor
+        open_ = usable & (self.free.cpu >= max(cpu, 1)) & (self.free.mem >= mem) & (self.free.gpu >= gpu)
+        open_[self.promises.held_at(self.now)] = False
+        answer = bool(open_.any())
+        self._room_checked = ((self.version, floor), answer)
+        return answer

@@ -46,7 +46,7 @@ class Reasons(Mapping):
 
     def __init__(self, state: ClusterState, now: float, started: set[int]):
         self._state, self._now = state, now
-        self._ids = [j for j in state.pending if j not in started]
+        self._pending, self._started = list(state.pending), started  # filtered when asked
         self.known: dict[int, str] = {}
 
     def __getitem__(self, job_id: int) -> str:
@@ -58,10 +58,10 @@ class Reasons(Mapping):
         return blocked_reason(job, self._state, self._now) or Reason.PRIORITY
 
     def __iter__(self) -> Iterator[int]:
-        return iter(self._ids)
+        return (j for j in self._pending if j not in self._started)
 
     def __len__(self) -> int:
-        return len(self._ids)
+        return len(self._pending) - len(self._started)
 
 
 @dataclass
@@ -82,7 +82,8 @@ def schedule(state: ClusterState, now: float, *, backfill_cycle: bool = True,
     ``queue_order``: the caller's :class:`~minislurm.sched.order.QueueOrder`, kept between passes.
     """
     work = Pass(state, now)
-    order = priority_order(state, queue_order)
+    queue_order = queue_order or QueueOrder()
+    order = queue_order(state)
     blocked_parts: set[str] = set()
     failed_resv: set[str] = set()
     withheld: np.ndarray | None = None  # -w nodes of jobs that could not start
@@ -120,7 +121,7 @@ def schedule(state: ClusterState, now: float, *, backfill_cycle: bool = True,
     policy = state.config.sched.policy
     if backfill_cycle and policy in ("conservative", "easy") and len(work.started) < len(order):
         result_expected, planned = backfill.run(work, order, easy=(policy == "easy"),
-                                                 promise_all=promise_all)
+                                                 promise_all=promise_all, floor=queue_order.floor)
 
     reasons = Reasons(state, now, set(work.started))
     reasons.known = {j: r for j, r in work.reason.items() if j not in work.started}

@@ -116,7 +116,6 @@ def refusal(job: Job, state: ClusterState, *, enforce_part_limits: bool = False)
 
 
 # -- the steps ---------------------------------------------------------------------------
-
 def _validate(spec: JobSpec, state: ClusterState) -> tuple[PartitionConfig, GpuRequest]:
     """``-w`` names, the partition, GRES, ``-x`` names and their overlap with ``-w``."""
     for name in spec.nodelist or ():

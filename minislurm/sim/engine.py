@@ -19,6 +19,7 @@ import simpy
 
 from minislurm.core.cluster import ClusterConfig
 from minislurm.core.job import Job, Shape
+from minislurm.core.reservation import AdvanceReservation
 from minislurm.core.state import ClusterState
 from minislurm.core.states import JobState, Reason
 from minislurm.sched import priority
@@ -31,9 +32,12 @@ from minislurm.sim.records import Capacity, JobRecord, Segment
 
 class Simulator:
     def __init__(self, config: ClusterConfig, jobs: Iterable, *, failures: FailureModel | None = None,
-                 checkpoint_interval: float | None = None, progress: bool = False):
+                 checkpoint_interval: float | None = None, progress: bool = False,
+                 reservations: Iterable[AdvanceReservation] = ()):
         self.env = simpy.Environment()
         self.state = ClusterState(config)
+        for resv in reservations:  # advance reservations made before the replay begins
+            self.state.add_reservation(resv)
         self.queue_order = QueueOrder()
         self.trace = sorted(jobs, key=lambda j: (j.submit, j.job_id))
         self.failures = failures
@@ -64,6 +68,10 @@ class Simulator:
             self._bar = tqdm(total=len(self.trace), unit="job", desc="replay", mininterval=0.5)
         self._outstanding = len(self.trace)
         self.env.process(self._arrivals())
+        for resv in self.state.reservations.values():  # a reservation's start and end change who may run
+            for when in (resv.start, resv.end):
+                if when > self.env.now and when != math.inf:
+                    self.env.timeout(when - self.env.now).callbacks.append(lambda _e: self._kick())
         if self.failures:
             for n in range(len(self.state.nodes)):
                 self.env.process(self._node_life(n))
@@ -95,7 +103,7 @@ class Simulator:
         job = Job(st.new_job_id(), user=tj.user, account=tj.account, partition=partition, name=str(tj.job_id),
                   submit_time=now, time_limit=tj.time_limit, num_nodes=tj.nodes,
                   shape=Shape(cpus=tj.cpus_per_node, mem=tj.mem_per_node, gpus=tj.gpus_per_node),
-                  requeue=st.config.job_requeue)
+                  requeue=st.config.job_requeue, reservation=tj.reservation)
         # What could never start is refused at submission (EnforcePartLimits), not left pending.
         why = refusal(job, st, enforce_part_limits=True)
         if why is not None:

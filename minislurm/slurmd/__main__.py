@@ -1,4 +1,6 @@
-"""``python -m minislurm.slurmd --name gpu01``: run one node agent in the foreground."""
+"""``python -m minislurm.slurmd --name gpu01``: run one node agent in the foreground;
+``--name 'gpu[001-032]' --faults FILE``: one process hosting those virtual nodes
+(:mod:`minislurm.slurmd.host`)."""
 
 from __future__ import annotations
 
@@ -11,36 +13,48 @@ from pathlib import Path
 
 from minislurm.common.auth import load_key
 from minislurm.common.settings import controller_address, ctld_settings
+from minislurm.core.hostlist import expand
 from minislurm.core.slurmconf import load
 from minislurm.lifecycle import until_stopped
-from minislurm.slurmd.agent import NodeAgent, serve
+from minislurm.slurmd.agent import NodeAgent
 from minislurm.slurmd.gpus import detect_nvidia
+from minislurm.slurmd.host import Host
 
 
 async def run(args) -> None:
     conf = Path(args.conf)
     cfg = load(conf)
-    node = cfg.node(args.name)
-    if node is None:
-        raise SystemExit(f"slurmd: fatal: node {args.name} is not in {conf}")
+    names = expand(args.name)
+    unknown = [n for n in names if cfg.node(n) is None]
+    if unknown:
+        raise SystemExit(f"slurmd: fatal: node {unknown[0]} is not in {conf}")
     settings = ctld_settings(cfg, conf)
     _, addr, port = controller_address(cfg)
-    gpus = node.gpus if args.gpus is None else (detect_nvidia() if args.gpus == "auto" else int(args.gpus))
-    agent = NodeAgent(args.name, key=load_key(settings.key_file), ctld=args.ctld or f"{addr}:{port}",
-                      conf=str(conf.resolve()), cpus=args.cpus or node.cpus, memory=args.memory or node.real_memory,
-                      gpus=gpus, gpu_type=node.gpu_type, spool=args.spool or f"/tmp/minislurm-spool/{args.name}",
-                      bind=args.bind, addr=args.addr)
-    runner = await serve(agent, args.port)
-    logging.getLogger("minislurm.slurmd").info("slurmd %s listening on %s:%s", args.name, agent.bind, agent.port)
+    key = load_key(settings.key_file)
+    spool = args.spool if len(names) == 1 else None  # many nodes: one folder each, below --spool
+
+    def make_agent(name: str) -> NodeAgent:
+        node = cfg.node(name)
+        gpus = node.gpus if args.gpus is None else (detect_nvidia() if args.gpus == "auto" else int(args.gpus))
+        where = spool or (f"{args.spool}/{name}" if args.spool else f"/tmp/minislurm-spool/{name}")
+        return NodeAgent(name, key=key, ctld=args.ctld or f"{addr}:{port}", conf=str(conf.resolve()),
+                         cpus=args.cpus or node.cpus, memory=args.memory or node.real_memory, gpus=gpus,
+                         gpu_type=node.gpu_type, spool=where, bind=args.bind, addr=args.addr)
+
+    if len(names) > 1 and args.port:
+        raise SystemExit("slurmd: fatal: --port names one node's port: not with many nodes")
+    host = Host(make_agent, names, Path(args.faults) if args.faults else None,
+                ports={names[0]: args.port} if args.port else None)
+    await host.start()
     await until_stopped(args.exit_with_parent)
-    for job in list(agent.runs.live.values()):
-        await job.roots.stop(0)
-    await runner.cleanup()
+    await host.stop()
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="slurmd", description="minislurm node agent")
-    p.add_argument("--name", required=True, help="this node's NodeName")
+    p.add_argument("--name", required=True, help="this node's NodeName, or a host list of the virtual "
+                                                  "nodes this process hosts (gpu[001-032])")
+    p.add_argument("--faults", help="virtual nodes' faults file, read again on SIGHUP (see minislurm.slurmd.host)")
     p.add_argument("--conf", default=os.environ.get("SLURM_CONF"), help="slurm.conf")
     p.add_argument("--ctld", help="controller host:port (default: from slurm.conf)")
     p.add_argument("--gpus", help="GPU count to report, or 'auto' for nvidia-smi (default: as configured)")

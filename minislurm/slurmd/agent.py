@@ -27,7 +27,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from minislurm.common.auth import INVALID_CREDENTIAL, AuthError, CredentialError, Signer
+from minislurm.common.auth import EXPIRED_CREDENTIAL, INVALID_CREDENTIAL, AuthError, CredentialError, Signer
 from minislurm.common.rpc import JsonClient
 from minislurm.core.patterns import default_output, expand_pattern
 from minislurm.lifecycle import Background
@@ -50,6 +50,27 @@ def _os_boot_time() -> float | None:
         return None
 
 
+_VERIFIED: dict[tuple[bytes, str], dict] = {}  # step credentials this process has verified: their claims
+
+
+def _verified(signer: Signer, credential: str, check_expiry: bool) -> dict:
+    """A step credential's claims, verified once per process: a step on hundreds of virtual
+    nodes brings the same credential to each (its expiry is checked every time).  The claims
+    are shared: never change them."""
+    claims = _VERIFIED.get((signer.key, credential))
+    if claims is None:
+        claims = signer.verify_credential(credential, check_expiry=False)
+        if len(_VERIFIED) >= 256:
+            _VERIFIED.pop(next(iter(_VERIFIED)))
+        _VERIFIED[(signer.key, credential)] = claims
+    if check_expiry and claims["exp"] <= time.time():
+        raise CredentialError(EXPIRED_CREDENTIAL)
+    return claims
+
+
+_last_reaped = [0.0]  # when this process last collected orphans (shared by the nodes it hosts)
+
+
 class NodeAgent:
     def __init__(self, name: str, *, key: bytes, ctld: str, conf: str | None, cpus: int, memory: int,
                  gpus: int, gpu_type: str | None = None, spool: str | Path = "/tmp/minislurm-spool",
@@ -70,9 +91,15 @@ class NodeAgent:
         self.boot_time = time.time()
         self.background = Background(log)
         self.ctld_rpc = JsonClient(self.token, 10, log)
+        # The nodes of this agent's process, this one included (more than one when it hosts
+        # virtual nodes: :mod:`minislurm.slurmd.host`), by name.
+        self.siblings: dict[str, NodeAgent] = {name: self}
+        self.offline = False  # cut off the network (a virtual node's fault): says nothing
 
     # -- talking to the controller -----------------------------------------------------
     async def _post(self, path: str, payload: dict) -> dict | None:
+        if self.offline:
+            return None
         return await self.ctld_rpc.request(f"http://{self.ctld}/api/v1{path}", payload)
 
     def _running(self) -> list[list[int]]:
@@ -206,7 +233,7 @@ class NodeAgent:
 
     # -- steps -------------------------------------------------------------------------------
     def check_credential(self, credential: str, *, check_expiry: bool = True) -> dict:
-        claims = self.signer.verify_credential(credential, check_expiry=check_expiry)
+        claims = _verified(self.signer, credential, check_expiry)
         if self.name not in claims["nodes"]:
             raise CredentialError(INVALID_CREDENTIAL)
         return claims
@@ -226,8 +253,18 @@ class NodeAgent:
         step.signal(signum)
         return {"ok": True, "known": True}
 
+    def reap(self) -> None:
+        """Collect orphans, once a second at most for the whole process (its nodes are pinged
+        one by one; each round reads all of /proc)."""
+        now = time.monotonic()
+        if now - _last_reaped[0] >= 1.0:
+            _last_reaped[0] = now
+            reap_orphans(self.tracked())
+
     def tracked(self) -> set[int]:
-        return {p.pid for j in self.runs.live.values() for p in j.roots.procs}
+        """The processes asyncio waits for, of every node of this process (an orphan reaped
+        by one node must never be a sibling's task)."""
+        return {p.pid for a in self.siblings.values() for j in a.runs.live.values() for p in j.roots.procs}
 
 
 def make_app(agent: NodeAgent) -> web.Application:
@@ -241,7 +278,7 @@ def make_app(agent: NodeAgent) -> web.Application:
 
     async def ping(request):
         verify_ctld(request)
-        reap_orphans(agent.tracked())
+        agent.reap()
         return web.json_response({"jobs": agent._running(), "finished": [
             [j, i, c, s] for (j, i), (c, s) in agent.unreported.items()]})
 

@@ -93,15 +93,22 @@ def become_subreaper() -> None:
         pass
 
 
+_zombies: set[int] = set()  # what the last reaping round saw dead and left
+
+
 def reap_orphans(tracked: set[int]) -> None:
-    """Collect exited orphans (not the processes asyncio is waiting for)."""
+    """Collect exited orphans (not the processes asyncio is waiting for).  Only a zombie seen by
+    the round before is collected: a task that exits while it is being started is not yet
+    tracked, and asyncio must get its exit status, not this."""
     me = os.getpid()
-    for pid, parent, _, state in _scan():
-        if parent == me and state == b"Z" and pid not in tracked:
-            try:
-                os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                pass
+    now = {pid for pid, parent, _, state in _scan() if parent == me and state == b"Z" and pid not in tracked}
+    for pid in now & _zombies:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+    _zombies.clear()
+    _zombies.update(now)
 
 
 @dataclass

@@ -19,6 +19,49 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 LAUNCHER = (Path(__file__).parent / "launcher.py").read_text()
+# A step's task in the common case (its folder there, its command found on PATH) starts through
+# dash, a quarter of a Python's start-up: hundreds of tasks at once are a cost of their own.  It
+# does what the launcher does then (umask, chdir as the user, SLURM_TASK_PID, exec, the
+# environment left as it came: dash's own PWD and OLDPWD put back); any other case (a missing
+# folder or command, with Slurm's messages and exit codes) it hands to the launcher.
+# Arguments: cwd, python, the launcher's text, PWD and OLDPWD as given ("-" before: set; dash
+# changes both as it starts), the command.
+TASK_SHELL = r"""
+cwd=$0 py=$1 text=$2 pwd_given=$3 oldpwd_given=$4; shift 4
+restore() {  # $1: the variable, $2: "-value" or "" (unset)
+  case $2 in -*) eval "$1=\${2#-}; export $1" ;; *) unset "$1" ;; esac
+}
+restore PWD "$pwd_given"; restore OLDPWD "$oldpwd_given"
+handover() { exec "$py" -I -S -c "$text" "$cwd" "" "" "" "" "" "$@"; }
+cd -P -- "$cwd" 2>/dev/null || handover "$@"
+case $1 in
+  */*) [ -f "$1" ] && [ -x "$1" ] || handover "$@" ;;
+  *) found=; set -f; IFS=:
+     for d in ${PATH-/usr/bin:/bin}; do
+       [ -n "$d" ] || d=.
+       if [ -f "$d/$1" ] && [ -x "$d/$1" ]; then found=1; break; fi
+     done
+     unset IFS; set +f
+     [ -n "$found" ] || handover "$@" ;;
+esac
+case ${SLURM_UMASK-} in
+  '') ;;
+  [0-7]|[0-7][0-7]|[0-7][0-7][0-7]|0[0-7][0-7][0-7]) umask "$SLURM_UMASK" ;;
+  *) handover "$@" ;;
+esac
+restore PWD "$pwd_given"; restore OLDPWD "$oldpwd_given"
+unset -f restore handover
+SLURM_TASK_PID=$$; export SLURM_TASK_PID
+exec "$@"
+"""
+
+
+@functools.cache
+def task_shell() -> str | None:
+    """dash, the shell whose start leaves a task's environment as it was (bash would add ``_``
+    and SHLVL), if this machine has it and every user may run it."""
+    path = shutil.which("dash", path="/usr/bin:/bin")
+    return path if path and runs_for_everyone(path) else None
 REPORT_TIMEOUT = 3.0  # seconds to wait for the launcher's word (the controller waits 5 for ours)
 
 
@@ -46,6 +89,12 @@ def identity_for(user: str, uid: int | None = None, gid: int | None = None) -> I
     if gid is not None and gid not in groups:
         raise PermissionError(f"user {user} is not in group {gid} on this node")
     return Identity(pw.pw_uid, pw.pw_gid if gid is None else gid, pw.pw_name, groups)
+
+
+def _already(who: Identity) -> bool:
+    """The agent is ``who`` already (root's own jobs): nothing to switch, and a start without a
+    switch is a light one (vfork, not a copy of the agent's memory)."""
+    return (who.uid, who.gid) == (os.geteuid(), os.getegid()) and sorted(set(who.groups)) == sorted(set(os.getgroups()))
 
 
 @dataclass
@@ -101,7 +150,7 @@ async def spawn(argv: list[str], env: dict[str, str], cwd: str, who: Identity, *
     launcher opens the files and this waits for its word (at most REPORT_TIMEOUT seconds).
     No descriptor of the agent's (its log, ...) reaches the user's process."""
     kw = {}
-    if who.uid is not None:
+    if who.uid is not None and not _already(who):
         kw.update(user=who.uid, group=who.gid, extra_groups=who.groups)
     ours = theirs = None
     if stdio is not None:
@@ -110,9 +159,14 @@ async def spawn(argv: list[str], env: dict[str, str], cwd: str, who: Identity, *
         files = [stdio.stdin or "", stdio.stdout, stdio.stderr, stdio.open_mode, str(theirs.fileno())]
     else:
         files = ["", "", "", "", ""]
+    if stdio is None and task_shell():
+        given = [f"-{env[k]}" if k in env else "" for k in ("PWD", "OLDPWD")]
+        start = [task_shell(), "-c", TASK_SHELL, cwd, launcher_python(), LAUNCHER, *given, *argv]
+    else:
+        start = [launcher_python(), "-I", "-S", "-c", LAUNCHER, cwd, *files, *argv]
     try:
         proc = await asyncio.create_subprocess_exec(
-            launcher_python(), "-I", "-S", "-c", LAUNCHER, cwd, *files, *argv, env=env, cwd="/",
+            *start, env=env, cwd="/",
             start_new_session=True, stdin=asyncio.subprocess.DEVNULL, stdout=stdout, stderr=stderr, **kw)
     except BaseException:
         if ours is not None:

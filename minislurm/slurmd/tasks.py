@@ -1,4 +1,5 @@
-"""Running one step's tasks on this node for srun, streaming their output back.
+"""Running one step's tasks for srun, streaming their output back: on this node, or on a tree of
+nodes (Slurm's TreeWidth fan-out), so srun opens a few connections, not one per node.
 
 The reply to ``POST /steps/launch`` is a stream of JSON lines::
 
@@ -6,19 +7,29 @@ The reply to ``POST /steps/launch`` is a stream of JSON lines::
     {"t": 0, "o": "text from task 0's stdout"}
     {"t": 1, "e": "text from task 1's stderr"}
     {"t": 0, "exit": 0, "sig": 0}
+    {"node": "gpu01", "done": true}
 
-Each task's exit line comes after all of its output.  If srun goes away, the tasks are killed.
+Each task's exit line comes after all of its output, and a node's ``done`` after its tasks'
+exits.  A body with ``tree`` (node names, this node first) asks for those nodes' tasks too: the
+nodes this process hosts (virtual nodes, :mod:`minislurm.slurmd.host`) start theirs here, the
+others are split into at most ``tree_width`` runs, each passed on to its first node at the
+address the credential binds; their lines come back through this stream, with ``{"node": N,
+"failed": why}`` for a node that refused and ``{"node": N, "lost": why}`` for one whose line
+went dead.  Every node checks the credential for itself.  If srun goes away, the tasks (and the
+connections passed on, and so their tasks) are killed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Awaitable, Callable
 
+import aiohttp
 from aiohttp import web
 
 from minislurm.common.auth import AuthError
+from minislurm.core.layout import tree_spans
 from minislurm.slurmd import env as slurm_env
 from minislurm.slurmd.proc import ProcessSet
 from minislurm.slurmd.spawn import identity_for, spawn
@@ -27,6 +38,7 @@ if TYPE_CHECKING:
     from minislurm.slurmd.agent import NodeAgent
 
 CHUNK = 65536
+Emit = Callable[[dict], Awaitable[None]]
 
 
 async def _pump(stream: asyncio.StreamReader, task: int, key: str, queue: asyncio.Queue) -> None:
@@ -52,18 +64,12 @@ def step_of(claims: dict) -> dict:
             "step_gpus": claims["gpus"], "cpus_per_task": claims.get("cpus_per_task")}
 
 
-async def run_step(agent: "NodeAgent", request: web.Request) -> web.StreamResponse:
-    """Start this node's tasks of a step as the credential says: its user, its tasks, its GPUs.
-    The request body adds only what is the user's own business: the command, its environment
-    and working directory, and how to split the step's GPUs among the tasks."""
-    body = await request.json()
-    try:
-        claims = agent.check_credential(body.get("credential", ""))
-        who = identity_for(claims["user"], claims["uid"], claims["gid"])
-    except AuthError as exc:
-        return web.json_response({"error": str(exc)}, status=401)
-    except PermissionError as exc:
-        return web.json_response({"error": str(exc)}, status=403)
+def _admit(agent: "NodeAgent", body: dict) -> Callable[[Emit], Awaitable[None]]:
+    """Check the request for this node (the credential, the user, the run: AuthError or
+    PermissionError; a malformed body: ValueError, KeyError, TypeError) and return what runs
+    its tasks."""
+    claims = agent.check_credential(body.get("credential", ""))
+    who = identity_for(claims["user"], claims["uid"], claims["gid"])
     trusted = {"job_id": claims["job"], "inc": claims["inc"], "restart_count": claims["inc"],
                "user": claims["user"], "uid": claims["uid"], "gid": claims["gid"]}
     job, step, node = {**body["job"], **trusted}, step_of(claims), agent.name
@@ -78,44 +84,129 @@ async def run_step(agent: "NodeAgent", request: web.Request) -> web.StreamRespon
     per_task = per_task if isinstance(per_task, int) and per_task > 0 else None
     node_gpus = step["step_gpus"].get(node, [])
     my_tasks = step["task_ids"][step["nodes"].index(node)]
+    local_job = agent.runs.admit_step(claims)
+
+    async def run(emit: Emit) -> None:
+        """Start this node's tasks as the credential says (its user, its tasks, its GPUs) and
+        emit their lines until all have exited.  The body adds only what is the user's own
+        business: the command, its environment and working directory, and how to split the
+        GPUs among the tasks."""
+        procs = local_job.steps.setdefault(step["step_id"], ProcessSet())
+        queue: asyncio.Queue = asyncio.Queue()
+        waiters = []
+        try:
+            for local, task in enumerate(my_tasks):
+                gpus = node_gpus[local * per_task:(local + 1) * per_task] if per_task else None
+                env = slurm_env.task_env(base, procid=task, localid=local, gpus=gpus)
+                proc = (await spawn(argv, env, cwd, who, stdout=asyncio.subprocess.PIPE,
+                                    stderr=asyncio.subprocess.PIPE)).proc
+                procs.procs.append(proc)
+                local_job.roots.procs.append(proc)
+                waiters.append(asyncio.create_task(_task(proc, task, queue)))
+            await emit({"started": my_tasks, "node": node})
+            remaining = len(waiters)
+            while remaining:
+                item = await queue.get()
+                if "exit" in item:
+                    remaining -= 1
+                await emit(item)
+            await emit({"node": node, "done": True})
+        except (asyncio.CancelledError, ConnectionResetError):
+            await procs.stop(0)  # srun is gone: so are its tasks
+            raise
+        except OSError as exc:
+            await emit({"error": f"launch failed: {exc}", "node": node})
+            await procs.stop(0)
+        finally:
+            for w in waiters:
+                if not w.done():
+                    w.cancel()
+            agent.step_done(local_job, step["step_id"])
+    return run
+
+
+async def run_step(agent: "NodeAgent", request: web.Request) -> web.StreamResponse:
+    body = await request.json()
     try:
-        local_job = agent.runs.admit_step(claims)
+        run = _tree(agent, body) if "tree" in body else _admit(agent, body)
     except AuthError as exc:
         return web.json_response({"error": str(exc)}, status=401)
-    procs = local_job.steps.setdefault(step["step_id"], ProcessSet())
-    queue: asyncio.Queue = asyncio.Queue()
-    waiters = []
+    except PermissionError as exc:
+        return web.json_response({"error": str(exc)}, status=403)
     response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
     await response.prepare(request)
+
+    async def emit(item: dict) -> None:
+        await response.write((json.dumps(item) + "\n").encode())
+
     try:
-        for local, task in enumerate(my_tasks):
-            gpus = node_gpus[local * per_task:(local + 1) * per_task] if per_task else None
-            env = slurm_env.task_env(base, procid=task, localid=local, gpus=gpus)
-            proc = (await spawn(argv, env, cwd, who, stdout=asyncio.subprocess.PIPE,
-                                stderr=asyncio.subprocess.PIPE)).proc
-            procs.procs.append(proc)
-            local_job.roots.procs.append(proc)
-            waiters.append(asyncio.create_task(_task(proc, task, queue)))
-        await response.write((json.dumps({"started": my_tasks, "node": node}) + "\n").encode())
-        remaining = len(waiters)
-        while remaining:
-            item = await queue.get()
-            if "exit" in item:
-                remaining -= 1
-            await response.write((json.dumps(item) + "\n").encode())
+        await run(emit)
         await response.write_eof()
-    except asyncio.CancelledError:
-        await procs.stop(0)  # srun is gone: so are its tasks
-        raise
     except ConnectionResetError:
-        await procs.stop(0)
-        return response
-    except OSError as exc:
-        await response.write((json.dumps({"error": f"launch failed: {exc}"}) + "\n").encode())
-        await procs.stop(0)
-    finally:
-        for w in waiters:
-            if not w.done():
-                w.cancel()
-        agent.step_done(local_job, step["step_id"])
+        pass
     return response
+
+
+async def _sibling(agent: "NodeAgent", body: dict, emit: Emit) -> None:
+    try:
+        run = _admit(agent, body)
+    except (AuthError, PermissionError, ValueError, KeyError, TypeError, IndexError) as exc:
+        await emit({"node": agent.name, "failed": str(exc)})
+        return
+    await run(emit)
+
+
+async def _pass_on(session: aiohttp.ClientSession, addr: str | None, body: dict, nodes: list[str],
+                   emit: Emit) -> None:
+    """Hand ``nodes`` to the first one's agent and relay its stream; a node left unfinished
+    when the stream ends is reported lost (srun then waits for the controller's verdict)."""
+    finished: set[str] = set()
+    try:
+        if addr is None:
+            raise OSError("no address for this node in the credential")
+        async with session.post(f"http://{addr}/steps/launch", json={**body, "tree": nodes}) as r:
+            if r.status != 200:
+                why = (await r.json(content_type=None) or {}).get("error", f"HTTP {r.status}")
+                for node in nodes:
+                    await emit({"node": node, "failed": why})
+                return
+            async for line in r.content:
+                item = json.loads(line)
+                if item.get("done") or "failed" in item or "lost" in item:
+                    finished.add(item["node"])
+                await emit(item)
+        why = "the connection closed"
+    except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError) as exc:
+        why = str(exc) or type(exc).__name__
+    for node in nodes:
+        if node not in finished:
+            await emit({"node": node, "lost": why})
+
+
+def _tree(agent: "NodeAgent", body: dict) -> Callable[[Emit], Awaitable[None]]:
+    """What runs the tasks of every node of ``body["tree"]`` (the credential checked here first:
+    a request that is not the step's gets nothing started and nothing passed on)."""
+    tree = [str(n) for n in body["tree"]]
+    addrs = agent.check_credential(body.get("credential", "")).get("addrs") or {}
+    here = [agent.siblings[n] for n in tree if n in agent.siblings]
+    elsewhere = [n for n in tree if n not in agent.siblings]
+    width = body.get("tree_width")
+    width = width if isinstance(width, int) and width > 0 else 50
+    lock = asyncio.Lock()
+
+    async def run(emit: Emit) -> None:
+        async def emit_one(item: dict) -> None:
+            async with lock:  # one line at a time from many producers
+                await emit(item)
+
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None, sock_connect=10)) as session:
+            work = [asyncio.create_task(_sibling(a, body, emit_one)) for a in here]
+            work += [asyncio.create_task(_pass_on(session, addrs.get(span[0]), body, span, emit_one))
+                     for span in tree_spans(elsewhere, width)]
+            try:
+                await asyncio.gather(*work)
+            finally:
+                for w in work:
+                    w.cancel()
+                await asyncio.gather(*work, return_exceptions=True)
+    return run

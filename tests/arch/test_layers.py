@@ -7,6 +7,7 @@ dependency.  A new edge between packages is a design decision: add it to LAYERS 
 from __future__ import annotations
 
 import ast
+import re
 from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 
@@ -94,3 +95,10 @@ def test_imports_point_only_down():
 def test_neither_daemon_imports_the_other():
     crossing = sorted(f"{m} -> {b}" for a, b, m in import_edges() if {a, b} == {"ctld", "slurmd"})
     assert not crossing, crossing
+
+
+def test_the_controllers_private_members_stay_private():
+    """Modules that act on the controller (``f(ctl, ...)``) use its public surface only."""
+    reach = sorted(f"{p.relative_to(PACKAGE.parent)}: {m.group(0)}" for p in PACKAGE.rglob("*.py")
+                   for m in re.finditer(r"\bctl\._\w+", p.read_text()))
+    assert not reach, reach

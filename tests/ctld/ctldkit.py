@@ -165,9 +165,9 @@ class FakeAgents:
 
 
 class Harness:
-    def __init__(self, tmp_path, *, nodes: int = 2, gpus: int = 4, cpus: int = 8, **settings):
+    def __init__(self, tmp_path, *, config=None, nodes: int = 2, gpus: int = 4, cpus: int = 8, **settings):
         self.tmp_path = tmp_path
-        self.config = lab_config(nodes, gpus, cpus, 64_000)
+        self.config = config or lab_config(nodes, gpus, cpus, 64_000)
         apply_settings(self.config, settings)
         self.agents = FakeAgents()
         self.ctl: Controller | None = None

@@ -25,6 +25,9 @@ WRONG = {
     ("08-at-scale", 1): "fifo_nodes = 112",
     ("08-at-scale", 2): "best_interval_s = 3600.0",
     ("08-at-scale", 3): "young_2node_h = math.sqrt(2 * 120 * 500 * 3600) / 3600  # node MTBF, not the job's",
+    ("08b-scenario-1", 1): "def job_mtbf_h(node_mtbf_h, nodes):\n    return node_mtbf_h / max(1, nodes - 1)  # off by one",
+    ("08b-scenario-1", 2): "interval_s = math.sqrt(2 * 300 * 44_000 * 3600)  # the node's MTBF, not the job's",
+    ("08b-scenario-1", 3): 'chain_options = ["--array=0-19%1", "--time=1-00:00:00"]  # one link short',
 }
 
 

@@ -113,7 +113,10 @@ class Live:
                 except ClientError:
                     pass
         for node in self.api.call("GET", "/nodes")["nodes"]:
-            if f"slurmd-{node['name']}" not in self.c.procs:
+            unit = self.c.host_of[node["name"]]
+            if len(self.c.agents[unit]) > 1:
+                self.c.restore_node(node["name"])  # a virtual node: boots again if it crashed
+            elif unit not in self.c.procs:
                 self.c.start_node(node["name"])
             if node["state"] in ("down", "drain", "drng"):
                 self.api.call("POST", "/nodes/update", {"names": [node["name"]], "state": "RESUME"})
@@ -124,8 +127,8 @@ class Live:
 
     def agent_address(self, node: str) -> tuple[str, int]:
         """Where a node's agent listens (from its log), to talk to it directly."""
-        log = (self.c.dir / "log" / f"slurmd-{node}.log").read_text()
-        host, port = re.search(r"listening on (\S+):(\d+)", log).groups()
+        log = (self.c.dir / "log" / f"{self.c.host_of[node]}.log").read_text()
+        host, port = re.findall(rf"slurmd {re.escape(node)} listening on (\S+):(\d+)", log)[-1]
         return host, int(port)
 
 
@@ -161,9 +164,11 @@ def no_leftovers(cluster: LocalCluster) -> None:
 
 
 @contextmanager
-def started(root: Path, **kw):
+def started(root: Path, other: dict[str, str] | None = None, **kw):
+    """``other``: slurm.conf keys minislurm keeps without modelling them (TreeWidth, ...)."""
     cluster = LocalCluster(**{"nodes": 2, "gpus_per_node": 4, "cpus_per_node": 8, "mem": 64_000, **kw},
                            dir=root / "cluster")
+    cluster.config.other.update(other or {})
     (root / "work").mkdir(parents=True, exist_ok=True)
     try:
         cluster.up(timeout=30)

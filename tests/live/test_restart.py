@@ -11,7 +11,11 @@ pytestmark = pytest.mark.live
 
 
 def test_restart_keeps_ids_pending_running_and_finished_jobs(live):
-    running = live.sbatch("--gres=gpu:4", "-o", "run-%j.out", "--wrap", "echo start; sleep 8; echo end")
+    # It ends only when the test says so (a file appears), so it is still running after the
+    # restart however slow the machine is (a fixed sleep 8 ended first on a loaded one).
+    go = live.work / "go-on"
+    running = live.sbatch("--gres=gpu:4", "-o", "run-%j.out", "--wrap",
+                          f"echo start; until [ -e {go} ]; do sleep 0.1; done; echo end")
     ends_while_down = live.sbatch("--gres=gpu:2", "-o", "short-%j.out", "--wrap", "sleep 1; exit 3")
     live.wait(running, "RUNNING")
     live.wait(ends_while_down, "RUNNING")
@@ -31,6 +35,7 @@ def test_restart_keeps_ids_pending_running_and_finished_jobs(live):
     # the job that ended meanwhile is reported by its agent once the controller is back
     job = live.wait(ends_while_down, timeout=15)
     assert (job["state"], job["exit_code"]) == ("FAILED", "3:0")
+    go.touch()
     job = live.wait(running, timeout=15)
     assert (job["state"], job["exit_code"]) == ("COMPLETED", "0:0")
     assert (live.work / f"run-{running}.out").read_text() == "start\nend\n"

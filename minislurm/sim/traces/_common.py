@@ -37,6 +37,7 @@ class TraceJob:
     user: str = "user"
     account: str = "default"
     partition: str | None = None
+    reservation: str | None = None  # runs only inside this advance reservation (--reservation)
 
 
 @dataclass(slots=True)

@@ -1,0 +1,79 @@
+"""The simulator and the controller decide alike: the same jobs, submitted at the same times to
+the same cluster, start and end at the same moments in a replay (minislurm.sim) and on the
+live controller (in-process on a fake clock, ctldkit.py).  Both run one ClusterState, one
+scheduler and one admission rule; this checks that nothing around them drifts apart."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+
+from ctldkit import EPOCH, run
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from minislurm.cluster.confgen import lab_config
+from minislurm.sim.engine import Simulator
+from minislurm.sim.traces import TraceJob
+
+trace_st = st.lists(st.tuples(st.integers(0, 300), st.integers(10, 600), st.integers(1, 20), st.integers(1, 3),
+                              st.integers(1, 8), st.integers(0, 4)), min_size=1, max_size=12)
+
+
+def cluster(policy: str):
+    cfg = lab_config(3, 4, 8, 64_000, policy=policy)
+    cfg.priority.type = "priority/basic"  # no fair share: the simulator charges no usage
+    cfg.sched.bf_interval = 30
+    return cfg
+
+
+def _times(submit: int, runtime: int, limit: int) -> tuple[float, float]:
+    """Submit and run times off the backfill ticks (multiples of bf_interval), and a run that
+    ends before its time limit: a tie (a submission on a tick, an end at the limit) may be
+    taken either way by two event loops, and that is no difference of rule."""
+    return submit + 0.37, min(runtime, limit * 60 - 1) + 0.1
+
+
+def replay(rows, cfg) -> dict[int, tuple]:
+    """Trace id -> (start, end, state) in a replay, or ("refused",)."""
+    jobs = [TraceJob(i + 1, *_times(submit, runtime, limit), limit * 60.0, nodes, cpus, gpus)
+            for i, (submit, runtime, limit, nodes, cpus, gpus) in enumerate(rows)]
+    sim = Simulator(cfg, jobs)
+    sim.run()
+    refused = {job_id for job_id, _ in sim.rejected}
+    out = {}
+    for sim_id, job in enumerate(sorted(jobs, key=lambda j: (j.submit, j.job_id)), 1):  # ids in submit order
+        r = sim.records.get(sim_id)
+        out[job.job_id] = ("refused",) if job.job_id in refused else (round(r.start, 3), round(r.end, 3), r.state)
+    return out
+
+
+def live(rows, cfg, tmp_path) -> dict[int, tuple]:
+    async def test(h):
+        loop = asyncio.get_running_loop()
+        ids = {}
+        for i, (submit, runtime, limit, nodes, cpus, gpus) in sorted(enumerate(rows), key=lambda r: (r[1][0], r[0])):
+            # The same job as sbatch asks for it: NODES nodes, one task each of CPUS CPUs, GPUS GPUs per node.
+            at, seconds = _times(submit, runtime, limit)
+            await asyncio.sleep(EPOCH + at - loop.time())
+            try:
+                ids[i + 1] = await h.submit(seconds=seconds, nodes_min=nodes, ntasks_per_node=1,
+                                            cpus_per_task=cpus, gpus_per_node=[None, gpus] if gpus else None,
+                                            time_limit_min=limit)
+            except Exception:  # noqa: BLE001 - refused: compared below
+                ids[i + 1] = None
+        await h.until(lambda: all(h.job(j).state.finished for j in ids.values() if j), within=86_000, step=1)
+        return {k: ("refused",) if j is None else
+                (round(h.job(j).start_time - EPOCH, 3), round(h.job(j).end_time - EPOCH, 3), h.job(j).state.name)
+                for k, j in ids.items()}
+
+    return run(test, tmp_path, config=cfg)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(trace_st, st.sampled_from(["conservative", "easy", "fifo"]))
+def test_a_replay_and_the_controller_start_and_end_every_job_alike(tmp_path_factory, rows, policy):
+    cfg = cluster(policy)
+    simulated = replay(rows, copy.deepcopy(cfg))
+    controlled = live(rows, copy.deepcopy(cfg), tmp_path_factory.mktemp("ctld"))
+    assert controlled == simulated
