@@ -102,8 +102,7 @@ CATALOGUE: dict[str, dict[int, tuple[str, str | None]]] = {
             "young_2node_h = math.sqrt(2 * 120 * 500 * 3600) / 3600"),
     },
     "08b-scenario-1": {
-        1: ("def job_mtbf_h(node_mtbf_h, nodes):\n    return node_mtbf_h / (nodes + 1)",
-            "def job_mtbf_h(node_mtbf_h, nodes):\n    return node_mtbf_h / nodes ** 0.5"),
+        1: ("def job_mtbf_h(node_mtbf_h, nodes):\n    return node_mtbf_h / (nodes + 1)", None),
         2: ("interval_s = math.sqrt(2 * 300 * 44_000 * 3600)", "interval_s = 1000.0"),
         3: ('chain_options = ["--time=1-00:00:00"]', None),
     },
