@@ -8,10 +8,18 @@ import sys
 import time
 from datetime import datetime
 
-from minislurm.cli.fmt.sacct import format_records
+from minislurm.cli.fmt.sacct import field_list, format_records
 from minislurm.cli.main import ArgumentParser
 from minislurm.client import Client, ClientError
+from minislurm.core.jobids import base_ids, parse_selectors, selected
+from minislurm.core.states import JobState
 from minislurm.core.timefmt import parse_begin
+
+
+def _selected(selectors: list, record: dict) -> bool:
+    """``-j 12_3``: the record's display id (``12_3``) names its array and task."""
+    array, _, task = (record.get("display_id") or "").partition("_")
+    return selected(selectors, record["job_id"], int(array) if task else None, int(task) if task else None)
 
 
 def main(argv: list[str]) -> int:
@@ -29,7 +37,12 @@ def main(argv: list[str]) -> int:
     p.add_argument("-s", "--state")
     p.add_argument("-b", "--brief", action="store_true")
     p.add_argument("-l", "--long", action="store_true")
+    p.add_argument("-e", "--helpformat", action="store_true")
+    p.add_argument("--name")
     args = p.parse_args(argv)
+    if args.helpformat:
+        sys.stdout.write(field_list())
+        return 0
     now = time.time()
     fields = None
     if args.format or os.environ.get("SACCT_FORMAT"):
@@ -39,11 +52,22 @@ def main(argv: list[str]) -> int:
     elif args.long:
         fields = ["JobID", "JobIDRaw", "JobName", "Partition", "User", "Account", "AllocCPUS", "AllocNodes",
                   "NodeList", "State", "ExitCode", "Submit", "Start", "End", "Elapsed", "Timelimit", "AllocTRES"]
-    query = {"jobs": ",".join(x.split("_")[0].split(".")[0] for x in args.jobs.split(",")) if args.jobs else None,
-             "duplicates": "1" if args.duplicates else None}
+    selectors = parse_selectors(args.jobs) if args.jobs else None
+    query = {"jobs": base_ids(selectors) if selectors else None, "duplicates": "1" if args.duplicates else None}
+    want = set()
+    for name in filter(None, (args.state or "").split(",")):  # -s CD,f,RUNNING: codes or names
+        try:
+            want.add(JobState.parse(name).name)
+        except ValueError:
+            print(f"sacct: fatal: unrecognized job state value '{name}'", file=sys.stderr)
+            return 1
     if not args.jobs:  # the default window: since midnight today
-        since = parse_begin(args.starttime, now) if args.starttime else datetime.now().replace(
-            hour=0, minute=0, second=0, microsecond=0).timestamp()
+        try:
+            since = parse_begin(args.starttime, now) if args.starttime else datetime.now().replace(
+                hour=0, minute=0, second=0, microsecond=0).timestamp()
+        except ValueError:
+            print(f"Invalid time specification (pos=0): {args.starttime}", file=sys.stderr)
+            return 1
         query["since"] = str(since)
     me = getpass.getuser()
     if args.user:
@@ -57,9 +81,14 @@ def main(argv: list[str]) -> int:
         return 1
     if args.allocations:
         records = [r for r in records if r["step"] is None]
-    if args.state:
-        want = {s.upper() for s in args.state.split(",")}
+    if selectors:
+        records = [r for r in records if _selected(selectors, r)]
+    if want:
         records = [r for r in records if r["state"] in want]
+    if args.name:  # --name=a,b: jobs of those names, with their steps
+        names = set(args.name.split(","))
+        jobs = {(r["job_id"], r.get("restart")) for r in records if r["step"] is None and r["name"] in names}
+        records = [r for r in records if (r["job_id"], r.get("restart")) in jobs]
     try:
         text = format_records(records, fields=fields, parsable2=args.parsable2, parsable=args.parsable,
                               noheader=args.noheader, now=now)

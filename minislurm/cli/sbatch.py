@@ -9,9 +9,11 @@ import time
 
 from minislurm.client import Client, ClientError, umask_text
 from minislurm.core.directives import build_spec, default_job_name, wrap_script
+from minislurm.core.hostlist import compress
 from minislurm.core.options import split_options
 from minislurm.core.optvalues import OptionError
 from minislurm.core.spec import spec_to_dict
+from minislurm.core.timefmt import format_timestamp
 
 
 def _read_script(rest: list[str]) -> tuple[str, str | None]:
@@ -68,10 +70,9 @@ def main(argv: list[str]) -> int:
         return exc.exit_code
     if spec.wrap is not None:
         script = wrap_script(spec.wrap)
-    if spec.test_only:
-        print(f"sbatch: Job would be submitted to partition {spec.partition or '(default)'}", file=sys.stderr)
-        return 0
     client = Client()
+    if spec.test_only:
+        return _test_only(client, request_for(spec, script, rest, path))
     try:
         reply = client.call("POST", "/jobs", request_for(spec, script, rest, path))
     except ClientError as exc:
@@ -85,6 +86,18 @@ def main(argv: list[str]) -> int:
     sys.stdout.flush()
     if spec.wait:
         return _wait(client, reply["job_ids"])
+    return 0
+
+
+def _test_only(client: Client, request: dict) -> int:
+    """The will-run answer, worded as sbatch 22.05 words it."""
+    try:
+        r = client.call("POST", "/jobs", request)
+    except ClientError as exc:
+        print(f"allocation failure: {exc}", file=sys.stderr)
+        return 1
+    sys.stderr.write(f"sbatch: Job {r['job_id']} to start at {format_timestamp(r['start'])} using {r['cpus']} "
+                     f"processors on nodes {compress(r['nodes'])} in partition {r['partition']}\n")
     return 0
 
 

@@ -1,4 +1,10 @@
-"""scancel: cancel jobs (or signal them).  Silent on success, as Slurm is."""
+"""scancel: cancel jobs (or signal them).  Silent on success, as Slurm is.
+
+As in Slurm 22.05, a plain cancel of an unknown or finished job is silent and exits 0 (``-v``
+shows the error, still 0); with a signal the error is printed and the exit code is 1.
+``-b`` signals the batch shell alone (not its children), with SIGKILL unless ``-s`` says
+otherwise, so the job ends FAILED with signal 9.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,7 @@ import sys
 
 from minislurm.cli.main import ArgumentParser
 from minislurm.client import Client, ClientError
+from minislurm.core.errors import ALREADY_DONE, INVALID_JOB_ID
 from minislurm.core.hostlist import expand
 
 
@@ -83,14 +90,20 @@ def main(argv: list[str]) -> int:
         print(f"scancel: error: {exc}", file=sys.stderr)
         return 1
     status = 0
+    plain = signum is None and not args.batch and not args.full
     for text, job_id in ids:
+        if args.verbose:
+            print(f"scancel: Terminating job {text}", file=sys.stderr)
         try:
             body = {"uid": os.getuid()}
-            if signum is not None or args.batch or args.full:
-                body["signal"] = signum if signum is not None else int(_signal.SIGTERM)
-                body["target"] = "all" if args.full else "batch_tree" if args.batch else "steps"
+            if not plain:
+                default = _signal.SIGKILL if args.batch else _signal.SIGTERM
+                body["signal"] = signum if signum is not None else int(default)
+                body["target"] = "all" if args.full else "batch_scancel" if args.batch else "steps"
             client.call("POST", f"/jobs/{job_id}/cancel", body)
         except ClientError as exc:
-            print(f"scancel: error: Kill job error on job id {text}: {exc}", file=sys.stderr)
-            status = 1
+            quiet = plain and str(exc) in (INVALID_JOB_ID, ALREADY_DONE)
+            if args.verbose or not quiet:
+                print(f"scancel: error: Kill job error on job id {text}: {exc}", file=sys.stderr)
+            status = status if quiet else 1
     return status

@@ -8,7 +8,8 @@ import time
 
 from minislurm.client import Client, ClientError
 from minislurm.core.hostlist import HostlistError, compress, expand
-from minislurm.core.timefmt import parse_begin, parse_time_limit
+from minislurm.cli.scontrol_resv import NotCreated, report, reservation_fields
+from minislurm.core.timefmt import parse_time_limit
 
 USAGE = """usage: scontrol <command> [...]
   show job|node|partition|reservation|config [ID]   show hostnames [LIST]   show hostlist[sorted] LIST
@@ -34,7 +35,13 @@ def _lookup(pairs: dict[str, str], *names: str) -> str | None:
     return None
 
 
-def _show(client: Client, what: str, arg: str | None) -> int:
+def _emit(records: list[str], oneliner: bool) -> None:
+    """Records as scontrol prints them: each ends in a blank line, or (``-o``) is one line."""
+    from minislurm.cli.fmt.scontrol import one_line
+    sys.stdout.write("".join(one_line(r) if oneliner else r for r in records))
+
+
+def _show(client: Client, what: str, arg: str | None, oneliner: bool = False, details: bool = False) -> int:
     from minislurm.cli.fmt import scontrol as fmt
     kind = what.lower()
     if kind in ("hostnames", "hostname"):
@@ -59,7 +66,7 @@ def _show(client: Client, what: str, arg: str | None) -> int:
             print("No jobs in the system")
             return 0
         now = time.time()
-        print("\n".join(fmt.show_job(j, now=now) for j in sorted(jobs, key=lambda j: j["job_id"])))
+        _emit([fmt.show_job(j, now=now, details=details) for j in sorted(jobs, key=lambda j: j["job_id"])], oneliner)
         return 0
     if kind in ("node", "nodes"):
         nodes = client.call("GET", "/nodes")["nodes"]
@@ -69,7 +76,7 @@ def _show(client: Client, what: str, arg: str | None) -> int:
             if not nodes:
                 print(f"Node {arg} not found", file=sys.stderr)
                 return 1
-        print("\n".join(fmt.show_node(n) for n in nodes))
+        _emit([fmt.show_node(n) for n in nodes], oneliner)
         return 0
     if kind in ("partition", "partitions"):
         parts = client.call("GET", "/partitions")["partitions"]
@@ -79,7 +86,7 @@ def _show(client: Client, what: str, arg: str | None) -> int:
                 print(f"Partition {arg} not found", file=sys.stderr)
                 return 1
         nodes = client.call("GET", "/nodes")["nodes"]  # their memory makes the partition's TRES
-        print("\n".join(fmt.show_partition(p, nodes) for p in parts))
+        _emit([fmt.show_partition(p, nodes) for p in parts], oneliner)
         return 0
     if kind in ("config",):
         items = client.call("GET", "/config")["config"]
@@ -95,7 +102,7 @@ def _show(client: Client, what: str, arg: str | None) -> int:
         if not resvs:
             print("No reservations in the system")
             return 0
-        print("\n".join(fmt.show_reservation(r) for r in resvs))
+        _emit([fmt.show_reservation(r) for r in resvs], oneliner)
         return 0
     print(f"scontrol: error: invalid entity: {what} for keyword:show", file=sys.stderr)
     return 1
@@ -121,34 +128,28 @@ def _job_action(client: Client, action: str, arg: str) -> int:
     return status
 
 
-def _reservation_fields(pairs: dict[str, str]) -> dict:
-    now = time.time()
-    fields: dict = {}
+def _update_partition(client: Client, name: str, pairs: dict[str, str]) -> int:
+    """``update PartitionName=P MaxTime=T`` (the one partition field minislurm changes)."""
+    body: dict = {"name": name}
     for key, value in pairs.items():
-        k = key.lower()
-        if k in ("reservationname", "reservation"):
-            fields["name"] = value
-        elif k == "nodes":
-            fields["nodes"] = value
-        elif k == "starttime":
-            fields["start"] = None if value.lower() == "now" else parse_begin(value, now)
-        elif k == "endtime":
-            fields["end"] = parse_begin(value, now)
-        elif k == "duration":
-            minutes = parse_time_limit(value)
-            fields["duration"] = None if minutes == float("inf") else minutes * 60
-        elif k in ("users", "user"):
-            fields["users"] = value
-        elif k in ("accounts", "account"):
-            fields["accounts"] = value
-        elif k == "flags":
-            fields["flags"] = value
-        else:
-            raise ValueError(f"Invalid input: {key}")
-    return fields
+        if key.lower() == "maxtime":
+            try:
+                minutes = parse_time_limit(value)
+            except ValueError:  # scontrol 22.05 then also reports the (absent) error of the RPC
+                print(f"scontrol: error: Invalid input {key}={value}\nslurm_update error: No error", file=sys.stderr)
+                return 1
+            body["max_time"] = "INFINITE" if minutes == float("inf") else minutes
+        elif key.lower() != "partitionname":
+            raise ValueError(f"Update of this parameter is not supported: {key}")
+    client.call("POST", "/partitions/update", body)
+    return 0
 
 
 def main(argv: list[str]) -> int:
+    # options anywhere, as getopt allows: -o one line per record, -d details
+    oneliner = any(a in ("-o", "--oneliner") for a in argv)
+    details = any(a in ("-d", "--details") for a in argv)
+    argv = [a for a in argv if a not in ("-o", "--oneliner", "-d", "--details")]
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(USAGE)
         return 0 if argv else 1
@@ -161,7 +162,7 @@ def main(argv: list[str]) -> int:
             if not rest:
                 print("scontrol: error: too few arguments for keyword:show", file=sys.stderr)
                 return 1
-            return _show(client, rest[0], rest[1] if len(rest) > 1 else None)
+            return _show(client, rest[0], rest[1] if len(rest) > 1 else None, oneliner, details)
         if cmd in ("requeue", "requeuehold", "hold", "uhold", "release"):
             if not rest:
                 print(f"scontrol: error: too few arguments for keyword:{cmd}", file=sys.stderr)
@@ -178,6 +179,7 @@ def main(argv: list[str]) -> int:
             node = _lookup(pairs, "nodename", "node")
             job = _lookup(pairs, "jobid", "job")
             resv = _lookup(pairs, "reservationname", "reservation")
+            part = _lookup(pairs, "partitionname")
             state = (_lookup(pairs, "state") or "").upper()
             if node and state in ("DOWN", "DRAIN", "FAIL") and not _lookup(pairs, "reason"):
                 # checked by scontrol itself (src/scontrol/update_node.c), before any request
@@ -188,22 +190,43 @@ def main(argv: list[str]) -> int:
                                                       "reason": _lookup(pairs, "reason")})
             elif job:
                 fields = {k: v for k, v in pairs.items() if k.lower() not in ("jobid", "job")}
-                client.call("POST", f"/jobs/{int(job.split('_')[0])}/update", fields)
+                try:
+                    client.call("POST", f"/jobs/{int(job.split('_')[0])}/update", fields)
+                except ClientError as exc:  # scontrol 22.05 words a job's refusal so
+                    print(f"{exc} for job {job}", file=sys.stderr)
+                    return 1
+            elif part and not resv:
+                return _update_partition(client, part, pairs)
             elif resv:
-                fields = _reservation_fields({k: v for k, v in pairs.items()
+                fields = reservation_fields({k: v for k, v in pairs.items()
                                               if k.lower() not in ("reservationname", "reservation")})
-                client.call("POST", f"/reservations/{resv}", fields)
+                try:
+                    client.call("POST", f"/reservations/{resv}", fields)
+                except ClientError as exc:
+                    report("update", exc)
+                    return 1
             else:
                 print("scontrol: error: No valid entity in update command", file=sys.stderr)
                 return 1
             return 0
         if cmd == "create" and rest and rest[0].lower() in ("reservation", "res"):
-            name = client.call("POST", "/reservations", _reservation_fields(_pairs(rest[1:])))["name"]
+            fields = reservation_fields(_pairs(rest[1:]), create=True)
+            try:
+                name = client.call("POST", "/reservations", fields)["name"]
+            except ClientError as exc:
+                report(cmd, exc)
+                return 1
             print(f"Reservation created: {name}")
             return 0
-        if cmd == "delete" and rest and rest[0].lower() in ("reservation", "res"):
-            pairs = _pairs(rest[1:]) if any("=" in w for w in rest[1:]) else {"ReservationName": rest[1]}
-            client.call("DELETE", f"/reservations/{_lookup(pairs, 'reservationname', 'reservation')}")
+        if cmd == "delete" and rest:
+            # `delete ReservationName=R`, `delete reservation R` and `delete reservation=R`
+            words = rest[1:] if rest[0].lower() in ("reservation", "res") and len(rest) > 1 else rest
+            name = _lookup(_pairs(words), "reservationname", "reservation") if "=" in words[0] else words[0]
+            try:
+                client.call("DELETE", f"/reservations/{name}")
+            except ClientError as exc:
+                report(cmd, exc, rest[0])
+                return 1
             return 0
     except ClientError as exc:
         where = {"update": "slurm_update error", "create": "Error creating the reservation",
@@ -212,6 +235,9 @@ def main(argv: list[str]) -> int:
             where = {"job": "slurm_load_jobs error", "node": "slurm_load_node error",
                      "partition": "slurm_load_partitions error"}.get(rest[0].lower().rstrip("s"), where)
         print(f"{where}: {exc}", file=sys.stderr)
+        return 1
+    except NotCreated as exc:
+        print(f"scontrol: error: {exc}  No reservation created.", file=sys.stderr)
         return 1
     except (ValueError, HostlistError, IndexError) as exc:
         print(f"scontrol: error: {exc}", file=sys.stderr)

@@ -39,7 +39,8 @@ def main(argv: list[str]) -> int:
     if args.user:
         rows = [r for r in rows if r.user in args.user.split(",")]
     if reply["type"] == "priority/basic":
-        print("sprio: error: You are not running a supported priority plugin (priority/basic).", file=sys.stderr)
+        print("You are not running a supported priority plugin\n(priority/basic).\n"
+              "Only 'priority/multifactor' is supported.", file=sys.stderr)  # Slurm 22.05's words
         return 1
     try:
         text = format_sprio(rows, long=args.long, noheader=args.noheader, weights=w, fmt=args.format)

@@ -9,6 +9,7 @@ from itertools import repeat
 from minislurm.cli.fmt.squeue import format_jobs, job_fields, view_keys
 from minislurm.cli.main import ArgumentParser
 from minislurm.client import Client, ClientError
+from minislurm.core.jobids import base_ids, parse_selectors, selected
 from minislurm.core.states import JobState
 
 DEFAULT_STATES = {"PENDING", "RUNNING", "COMPLETING", "SUSPENDED"}
@@ -48,6 +49,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("-r", "--array", action="store_true")
     p.add_argument("-a", "--all", action="store_true")
     p.add_argument("-i", "--iterate", type=float)
+    p.add_argument("-n", "--name")
     args = p.parse_args(argv)
     try:
         states = _states(args.states) if args.states else DEFAULT_STATES
@@ -55,8 +57,10 @@ def main(argv: list[str]) -> int:
     except ValueError as exc:
         print(f"squeue: error: {exc}", file=sys.stderr)
         return 1
+    selectors = parse_selectors(args.jobs) if args.jobs else None
+    names = set(args.name.split(",")) if args.name else None
     query = {"user": _me() if args.me else args.user, "partition": args.partition,
-             "ids": ",".join(x.split("_")[0] for x in args.jobs.split(",")) if args.jobs else None,
+             "ids": base_ids(selectors) if selectors else None,
              # Only the columns printed, and (unless -j, whose "Invalid job id" needs every state)
              # only the states shown: the controller's work and the reply scale with the output.
              "states": ",".join(sorted(states)) if states and not args.jobs else None,
@@ -69,7 +73,8 @@ def main(argv: list[str]) -> int:
             print(f"slurm_load_jobs error: {exc}", file=sys.stderr)  # slurm_perror("slurm_load_jobs error")
             return 1
         found = reply["jobs"] if "jobs" in reply else _views(reply)
-        jobs = [j for j in found if states is None or j["state"] in states]
+        jobs = [j for j in found if (states is None or j["state"] in states) and (not selectors or selected(
+            selectors, j["job_id"], j["array_job_id"], j["array_task_id"])) and (not names or j["name"] in names)]
         if args.jobs and not jobs and not found:
             print("slurm_load_jobs error: Invalid job id specified", file=sys.stderr)
             return 1

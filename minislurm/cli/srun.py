@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 
-from minislurm.client import Client, ClientError, umask_text
+from minislurm.client import Client, ClientError, controller_address, umask_text
 from minislurm.core.layout import tree_spans
 from minislurm.core.options import combine, env_options, parse_options
 from minislurm.core.optvalues import OptionError
@@ -176,13 +176,29 @@ class Interrupts:
         sys.stderr.flush()
 
 
+def own_address() -> str:
+    """This host's address for SLURM_LAUNCH_NODE_IPADDR.  Its name may resolve to nothing (a
+    node in its own network namespace, as under ``cluster up --netns``): then the address this
+    host reaches the controller from, which the routing table gives without sending a packet."""
+    try:
+        return socket.gethostbyname(socket.gethostname())
+    except OSError:
+        pass
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect(controller_address())
+            return s.getsockname()[0]
+    except (OSError, ClientError):
+        return "127.0.0.1"
+
+
 def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool,
              gpus_per_task: int | None, quit_on_intr: bool = False) -> int:
     """Start the step's tasks on all its nodes and relay until they end; returns srun's exit code."""
     relay = Relay(label)
     # Who runs it, which tasks and which GPUs: the agents take these from the credential alone.
     body = {"credential": step["credential"], "job": step["job"], "argv": argv, "environment": env, "cwd": cwd,
-            "gpus_per_task": gpus_per_task, "launcher": [socket.gethostbyname(socket.gethostname()), 0]}
+            "gpus_per_task": gpus_per_task, "launcher": [own_address(), 0]}
     body["tree_width"] = step.get("tree_width", 50)
     for span in tree_spans(step["nodes"], body["tree_width"]):
         threading.Thread(target=_launch_span, args=(span, step["addrs"][span[0]], body, relay.events),

@@ -86,6 +86,7 @@ class Job:
     # The dependency can never be met (DependencyNeverSatisfied), kept even if a target is
     # requeued; set by ClusterState.settle_dependencies, as slurmctld marks DEPEND_FAILED.
     dependency_failed: bool = False
+    kill_on_invalid_dep: bool = False  # --kill-on-invalid-dep=yes: cancelled once its dependency fails
     exit_code: int = 0  # the job's exit code, 0-255
     exit_signal: int = 0  # the signal that ended it, 0 if none (sacct's ExitCode is "code:signal")
     spec: object = None  # the parsed request (a JobSpec) the job came from, when there is one

@@ -210,6 +210,12 @@ def _store(field: str, convert: Callable[[str], object], fail: Callable[[str, st
     return handle
 
 
+def _yes_no(text: str) -> bool:
+    if text.lower() not in ("yes", "no"):
+        raise ValueError(text)
+    return text.lower() == "yes"
+
+
 def _say(message: str, code: int = 255) -> Callable[[str, str], OptionError]:
     return lambda prog, _: error(prog, message, code)
 
@@ -336,4 +342,6 @@ HANDLERS: dict[str, Handler] = {
     "no-requeue": _const("requeue", False), "oversubscribe": _const("exclusive", False),
     "parsable": _const("parsable", True), "test-only": _const("test_only", True),
     "wait": _const("wait", True), "reset": _reset,
+    "kill-on-invalid-dep": _store("kill_on_invalid_dep", lambda t: _yes_no(t),
+                                  _say("Invalid --kill-on-invalid-dep specification")),
 }

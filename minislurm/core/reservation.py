@@ -3,6 +3,10 @@
 Teams use them to hold dedicated capacity for a long training run.  During the window only
 jobs that ask for the reservation (``--reservation=NAME``) and whose user or account is
 listed may run on its nodes.
+
+Flags modelled: ``MAINT`` (sinfo shows the idle nodes as ``maint``, not ``resv``) and
+``IGNORE_JOBS`` (the reservation may start on nodes that jobs still run on); ``SPEC_NODES`` is
+shown when the nodes were named.  Other Slurm flags are refused at creation.
 """
 
 from __future__ import annotations
@@ -20,6 +24,10 @@ class AdvanceReservation:
     users: frozenset[str] = frozenset()
     accounts: frozenset[str] = frozenset()
     flags: frozenset[str] = field(default_factory=frozenset)
+    partition: str | None = None  # set when the nodes were chosen by count (NodeCnt=)
+
+    def overlaps(self, other: "AdvanceReservation") -> bool:
+        return bool(set(self.nodes) & set(other.nodes)) and self.start < other.end and other.start < self.end
 
     def active(self, now: float) -> bool:
         return self.start <= now < self.end

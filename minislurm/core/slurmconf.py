@@ -107,6 +107,9 @@ class _Reader:
 
     def __init__(self, path: str):
         self.path, self.cfg = path, ClusterConfig()
+        # A slurm.conf without PriorityType gets Slurm's default, FIFO (minislurm's own files,
+        # rendered by render_slurm_conf, always name theirs).
+        self.cfg.priority.type = "priority/basic"
         self.node_defaults: dict = {}
         self.part_defaults: dict = {}
         self.seen: set[str] = set()

@@ -83,6 +83,7 @@ class JobSpec:
     reservation: str | None = None
     wait: bool | None = None
     test_only: bool | None = None
+    kill_on_invalid_dep: bool | None = None
     comment: str | None = None
     extra: dict[str, str] = field(default_factory=dict)
 

@@ -154,7 +154,7 @@ class ClusterState:
         job.restart_count += 1
         job.submit_time = now
         job.begin_time = now + self.config.sched.requeue_delay + (1 if self.config.sched.requeue_delay else 0)
-        job.hold = hold
+        job.hold = hold or job.hold  # a hold put on the running job applies now
         self.pending[job.job_id] = job
         self.reprioritized()
 

@@ -95,21 +95,21 @@ _NAMED = {"midnight": (0, 0), "noon": (12, 0), "elevenses": (11, 0), "fika": (15
 def parse_begin(text: str, now: float) -> float:
     """``--begin`` to epoch seconds, relative to ``now``.
 
-    Accepts ``now[+count[units]]`` (seconds by default), ``HH:MM[:SS]``, ``YYYY-MM-DD[THH:MM[:SS]]``,
+    Accepts ``now[{+|-}count[units]]`` (seconds by default; ``-`` is for ``sacct -S now-1hour``), ``HH:MM[:SS]``, ``YYYY-MM-DD[THH:MM[:SS]]``,
     ``MM/DD[/YY]``, ``midnight``/``noon``/``teatime``/... and ``today``/``tomorrow``.
     A bare time of day already past today means tomorrow, as in Slurm.
     """
     s = text.strip().lower()
     base = datetime.fromtimestamp(now)
-    m = re.fullmatch(r"now(?:\+(\d+)([a-z]*))?", s)
+    m = re.fullmatch(r"now(?:([+-])(\d+)([a-z]*))?", s)
     if m:
-        if not m.group(1):
+        if not m.group(2):
             return now
-        unit = m.group(2) or "seconds"
+        unit = m.group(3) or "seconds"
         factor = next((v for k, v in _UNITS.items() if k.startswith(unit) or k[:-1] == unit), None)
         if factor is None:
             raise ValueError(f"Invalid time specification: {text}")
-        return now + int(m.group(1)) * factor
+        return now + (1 if m.group(1) == "+" else -1) * int(m.group(2)) * factor
     if s in ("today", "tomorrow"):
         day = base.replace(hour=0, minute=0, second=0, microsecond=0)
         return (day + timedelta(days=1 if s == "tomorrow" else 0)).timestamp()

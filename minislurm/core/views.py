@@ -133,7 +133,22 @@ JOB_FIELDS: dict[str, Callable[[Job, ClusterState], Any]] = {
     "exc_nodes": lambda j, s: compress(j.exc_nodes) if j.exc_nodes else "",
     "expected_start": lambda j, s: None, "sched_nodes": lambda j, s: "",
     "batch_host": lambda j, s: s.nodes.names[j.alloc.nodes[0]] if j.alloc and j.alloc.nodes else None,
+    "alloc_detail": lambda j, s: _alloc_detail(j, s),
 }
+
+
+def _alloc_detail(job: Job, state: ClusterState) -> list[list]:
+    """Per node [name, first CPU id, CPUs, memory MB, GPU indices] (``scontrol show job -d``).
+    minislurm counts CPUs, not cores: the ids are numbered in job order on each node (what
+    Slurm's first-fit core selection gives when jobs start in that order)."""
+    if not job.alloc:
+        return []
+    out = []
+    for n, cpus, mem, gpus in zip(job.alloc.nodes, job.alloc.cpus, job.alloc.mem, job.alloc.gpus):
+        before = sum(o.alloc.cpus[o.alloc.nodes.index(n)] for j in state.nodes.jobs[n] if j < job.job_id
+                     and (o := state.running.get(j)) is not None and o.alloc is not None)
+        out.append([state.nodes.names[n], int(before), int(cpus), int(mem), list(gpus)])
+    return out
 
 
 def job_view(job: Job, state: ClusterState, extra: dict[str, Any] | None = None) -> JobView:

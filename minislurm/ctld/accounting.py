@@ -31,6 +31,9 @@ def _base(ctl: "Controller", job: Job) -> dict:
         "nodes": compress(names[n] for n in alloc.nodes) if alloc else "None assigned",
         "restart": job.restart_count, "req_mem": job.shape.mem, "work_dir": live.work_dir,
         "cancelled_by": live.cancelled_by,
+        # what was asked for (ReqTRES): per node times nodes
+        "req_cpus": job.num_nodes * job.shape.cpus, "req_gpus": job.num_nodes * job.shape.gpus,
+        "req_nodes": job.num_nodes,
     }
 
 
@@ -44,10 +47,13 @@ def record_job(ctl: "Controller", job: Job, *, state: JobState | None = None, en
                exit_code=job.exit_code if exit_code is None else exit_code, exit_signal=job.exit_signal)
     if state is JobState.PENDING:
         row.update(start=None, alloc_cpus=0, alloc_gpus=0, nodes="None assigned")
+    ended = {"exit_code": row["exit_code"], "exit_signal": row["exit_signal"]}
+    if state is JobState.TIMEOUT:  # sacct's job line says 0:0 (22.05); its batch step, how the shell ended
+        row.update(exit_code=0, exit_signal=0)
     ctl.store.put_acct(job.job_id, job.restart_count, "", row)
     if ctl.live[job.job_id].batch and job.alloc is not None and state is not JobState.PENDING:
         # steps carry no requester: sacct prints a cancelled step as plain CANCELLED
-        batch = dict(row, step="batch", name="batch", partition="", nnodes=1, cancelled_by=None,
+        batch = dict(row, **ended, step="batch", ntasks=1, name="batch", partition="", nnodes=1, cancelled_by=None,
                      nodes=ctl.state.nodes.names[job.alloc.nodes[0]] if job.alloc else row["nodes"],
                      alloc_cpus=job.alloc.cpus[0] if job.alloc else 0,
                      alloc_gpus=len(job.alloc.gpus[0]) if job.alloc else 0)
@@ -60,7 +66,7 @@ def record_job(ctl: "Controller", job: Job, *, state: JobState | None = None, en
 
 def record_step(ctl: "Controller", job: Job, step: dict) -> None:
     row = _base(ctl, job)
-    row.update(step=str(step["step_id"]), name=step["name"], partition="", state=step["state"],
+    row.update(step=str(step["step_id"]), name=step["name"], partition="", state=step["state"], ntasks=step["ntasks"],
                start=step["start"], end=step.get("end"), exit_code=step.get("exit_code", 0),
                exit_signal=step.get("exit_signal", 0), alloc_cpus=step["cpus"], alloc_gpus=step["gpus"],
                nnodes=len(step["nodes"]), nodes=compress(step["nodes"]), cancelled_by=None)

@@ -7,6 +7,7 @@ refused request changes nothing.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import TYPE_CHECKING
 
@@ -81,13 +82,15 @@ def requeue_now(ctl: "Controller", job, hold: str | None) -> None:
 
 
 async def hold(ctl: "Controller", user: str, job_id: int, kind: str | None = None) -> None:
+    """``scontrol hold`` (an operator's is an admin hold: only an operator releases it) and
+    ``uhold``.  A running job may be held too: the hold applies if it is requeued."""
     job = ctl.job(job_id)
     ctl.may_modify(user, job)
-    if job.state is not JobState.PENDING:
-        raise SlurmError("Job is no longer pending execution")
+    if job.state not in (JobState.PENDING, JobState.RUNNING):
+        raise SlurmError(errors.ALREADY_DONE)
     if kind == "admin" and user not in ctl.operators:  # only an operator's hold is an admin hold
         raise SlurmError(errors.ACCESS_DENIED)
-    job.hold = kind or ("admin" if user in ctl.operators and user != job.user else "user")
+    job.hold = kind or ("admin" if user in ctl.operators else "user")
     job.priority = 0
     job.reason = Reason.HELD_ADMIN if job.hold == "admin" else Reason.HELD_USER
     ctl.state.reprioritized()
@@ -99,8 +102,8 @@ async def release(ctl: "Controller", user: str, job_id: int) -> None:
     from minislurm.sched import priority
     job = ctl.job(job_id)
     ctl.may_modify(user, job)
-    if job.state is not JobState.PENDING:
-        raise SlurmError("Job is no longer pending execution")
+    if job.state not in (JobState.PENDING, JobState.RUNNING):
+        raise SlurmError(errors.ALREADY_DONE)
     if job.hold == "admin" and user not in ctl.operators:
         raise SlurmError(errors.ACCESS_DENIED)
     job.hold = None
@@ -121,14 +124,14 @@ def _nice(text: str) -> int:
 
 
 async def update_job(ctl: "Controller", user: str, job_id: int, fields: dict) -> None:
-    """``scontrol update JobId=N Key=Value ...`` for TimeLimit, Nice, Name, Partition, Comment."""
+    """``scontrol update JobId=N Key=Value ...`` for TimeLimit, Nice, Name, Partition, NumNodes."""
     import math
 
     from minislurm.core.timefmt import parse_time_limit
     job = ctl.job(job_id)
     ctl.may_modify(user, job)
     if job.state.finished:
-        raise SlurmError(errors.ALREADY_DONE)
+        raise SlurmError("Job has already finished")
     operator = user in ctl.operators
     changes = {}
     for key, value in fields.items():
@@ -148,6 +151,13 @@ async def update_job(ctl: "Controller", user: str, job_id: int, fields: dict) ->
             changes["nice"] = nice
         elif k in ("name", "jobname"):
             changes["name"] = value
+        elif k == "numnodes":  # a pending job's node count (NumNodes=N or N-M: the minimum here)
+            if job.state is not JobState.PENDING:
+                raise SlurmError("Requested operation not supported on this system")
+            m = re.fullmatch(r"(\d{1,9})(?:-(\d{1,9}))?", value.strip())
+            if not m or int(m.group(1)) < 1 or (m.group(2) and int(m.group(2)) < int(m.group(1))):
+                raise SlurmError(errors.INVALID_NODE_COUNT)
+            changes["num_nodes"] = int(m.group(1))
         elif k == "partition":
             if job.state is not JobState.PENDING:
                 raise SlurmError("Job is no longer pending execution")
@@ -166,6 +176,22 @@ async def update_job(ctl: "Controller", user: str, job_id: int, fields: dict) ->
     if job.time_limit == math.inf or changes:
         ctl.state.reprioritized()
     ctl.save_job(job)
+    await ctl.store.commit()
+    ctl.request_pass()
+
+
+async def update_partition(ctl: "Controller", user: str, name: str, max_time_min: float | None) -> None:
+    """``scontrol update PartitionName=P MaxTime=T`` (operators only).  Kept with the state, as
+    slurmctld keeps it, until the configuration is read again."""
+    if user not in ctl.operators:
+        raise SlurmError("Invalid user id")
+    part = ctl.state.partitions.get(name)
+    if part is None:
+        raise SlurmError(errors.INVALID_PARTITION)
+    if max_time_min is not None:
+        part.max_time = math.inf if max_time_min == "INFINITE" else max_time_min * 60
+        ctl.store.put_meta(f"partition_max_time:{name}", part.max_time)
+    ctl.state.touch()
     await ctl.store.commit()
     ctl.request_pass()
 

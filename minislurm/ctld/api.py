@@ -36,6 +36,8 @@ def _job_id(request: web.Request) -> int:
 
 # -- jobs ----------------------------------------------------------------------------------
 async def submit(request: web.Request) -> web.Response:
+    if request[BODY].get("spec", {}).get("test_only"):
+        return web.json_response(await _ctl(request).test_only(request[USER], request[BODY]))
     ids = await _ctl(request).submit(request[USER], request[BODY])
     return web.json_response({"job_id": ids[0], "job_ids": ids})
 
@@ -169,6 +171,12 @@ async def update_nodes(request: web.Request) -> web.Response:
     return web.json_response({"ok": True})
 
 
+async def update_partition(request: web.Request) -> web.Response:
+    body = request[BODY]
+    await actions.update_partition(_ctl(request), request[USER], body["name"], body.get("max_time"))
+    return web.json_response({"ok": True})
+
+
 async def list_partitions(request: web.Request) -> web.Response:
     ctl = _ctl(request)
     return web.json_response({"partitions": [partition_view(ctl.state, p) for p in ctl.state.partitions]})
@@ -221,28 +229,33 @@ async def config(request: web.Request) -> web.Response:
 
 async def list_reservations(request: web.Request) -> web.Response:
     ctl = _ctl(request)
-    return web.json_response({"reservations": [reservations.to_dict(r) for r in ctl.state.reservations.values()]})
+    nodes = ctl.state.nodes
+    return web.json_response({"reservations": [
+        {**reservations.to_dict(r), "cpus": sum(int(nodes.cap_cpu[nodes.index[n]]) for n in r.nodes)}
+        for r in ctl.state.reservations.values()]})
+
+
+def _operator(request: web.Request) -> Controller:
+    """Reservations are the operators' (Slurm says "Invalid user id" to anyone else)."""
+    ctl = _ctl(request)
+    if request[USER] not in ctl.operators:
+        raise SlurmError(reservations.INVALID_USER)
+    return ctl
 
 
 async def create_reservation(request: web.Request) -> web.Response:
-    ctl = _ctl(request)
-    if request[USER] not in ctl.operators:
-        raise SlurmError(errors.ACCESS_DENIED)
-    return web.json_response({"name": await reservations.create(ctl, request[BODY])})
+    ctl = _operator(request)
+    return web.json_response({"name": await reservations.create(ctl, request[BODY], request[USER])})
 
 
 async def update_reservation(request: web.Request) -> web.Response:
-    ctl = _ctl(request)
-    if request[USER] not in ctl.operators:
-        raise SlurmError(errors.ACCESS_DENIED)
+    ctl = _operator(request)
     await reservations.update(ctl, request[PATH]["name"], request[BODY])
     return web.json_response({"ok": True})
 
 
 async def delete_reservation(request: web.Request) -> web.Response:
-    ctl = _ctl(request)
-    if request[USER] not in ctl.operators:
-        raise SlurmError(errors.ACCESS_DENIED)
+    ctl = _operator(request)
     await reservations.delete(ctl, request[PATH]["name"])
     return web.json_response({"ok": True})
 
@@ -287,6 +300,7 @@ def make_app(ctl: Controller) -> web.Application:
         ("POST", "/jobs/{job_id}/steps", create_step),
         ("POST", "/jobs/{job_id}/steps/{step_id}/complete", complete_step),
         ("GET", "/nodes", list_nodes), ("POST", "/nodes/update", update_nodes),
+        ("POST", "/partitions/update", update_partition),
         ("GET", "/partitions", list_partitions), ("GET", "/acct", acct), ("GET", "/priorities", priorities),
         ("GET", "/shares", shares), ("POST", "/token", token),
         ("GET", "/reservations", list_reservations), ("POST", "/reservations", create_reservation),

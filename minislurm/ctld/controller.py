@@ -42,6 +42,7 @@ from minislurm.sched import priority
 from minislurm.sched.order import QueueOrder
 from minislurm.sched.schedule import schedule
 from minislurm.sched.submit import NeverRuns, build_jobs
+from minislurm.sched.willrun import will_run
 
 log = logging.getLogger("minislurm.ctld")
 
@@ -115,6 +116,10 @@ class Controller(RunningJobs):
         """Reload jobs, nodes and reservations saved by an earlier controller."""
         st = self.state
         st.next_job_id = int(self.store.meta("next_job_id", "1"))
+        for name, part in st.partitions.items():  # scontrol update PartitionName=... MaxTime=
+            saved = self.store.meta(f"partition_max_time:{name}")
+            if saved is not None:
+                part.max_time = float(saved)
         for name, data in self.store.nodes().items():
             if name not in st.nodes.index:
                 continue
@@ -218,6 +223,27 @@ class Controller(RunningJobs):
         self.request_pass()
         return [j.job_id for j in jobs]
 
+    async def test_only(self, user: str, request: dict) -> dict:
+        """``sbatch --test-only``: the will-run answer for a job that is never queued (it uses
+        up a job id, as in Slurm)."""
+        self.check_saving()
+        now = self.clock()
+        job_id = self.state.next_job_id
+        try:
+            job = build_jobs(spec_from_dict(request.get("spec", {})), self.state, first_id=job_id, user=user,
+                             now=now)[0]
+        except NeverRuns:
+            found = None
+        else:
+            found = will_run(self.state, job, now)
+        self.state.used_job_ids(job_id)
+        self.store.put_meta("next_job_id", self.state.next_job_id)
+        await self.store.commit()
+        if found is None:
+            raise SlurmError(errors.NODE_CONFIG_UNAVAILABLE)
+        start, nodes, cpus = found
+        return {"job_id": job_id, "start": start, "nodes": nodes, "cpus": cpus, "partition": job.partition}
+
     async def _never_runs(self, job: Job, live: Live, now: float) -> None:
         """As slurmctld does: the refused request keeps its job id and a FAILED record (exit code
         1, no nodes), so ``sacct`` lists it and the next job's id skips one."""
@@ -247,8 +273,13 @@ class Controller(RunningJobs):
         now = self.clock()
         result = schedule(self.state, now, backfill_cycle=backfill, queue_order=self.queue_order)
         self.state.settle_dependencies(result.settled)
-        for job_id in result.settled:
-            self.save_job(self.state.jobs[job_id])
+        for job_id, outcome in result.settled.items():
+            job = self.state.jobs[job_id]
+            if outcome == "never" and job.kill_on_invalid_dep:  # --kill-on-invalid-dep=yes
+                self.state.finish(job, JobState.CANCELLED, now, reason=Reason.DEPENDENCY_NEVER)
+                accounting.record_job(self, job)
+                self.tell(job_id)
+            self.save_job(job)
         for job_id, reason in result.reasons.known.items():
             self.state.jobs[job_id].reason = reason
         if backfill:

@@ -83,9 +83,16 @@ def node_views(ctl: "Controller") -> list[dict]:
     for p in ctl.state.partitions.values():
         for n in p.nodes:
             parts_of.setdefault(n, []).append(p.name)
+    # An idle node in an active reservation is "resv" ("maint" under Flags=MAINT), as in Slurm.
+    now, reserved = ctl.clock(), {}
+    for r in ctl.state.reservations.values():
+        if r.active(now):
+            reserved.update(dict.fromkeys(r.nodes, "maint" if "MAINT" in r.flags else "resv"))
     out = []
     for n, name in enumerate(ctl.state.nodes.names):
         view = node_view(ctl.state, n, parts_of.get(name, []))
+        if view["state"] == "idle" and name in reserved:
+            view["state"] = reserved[name]
         addr = ctl.agents[name].addr
         view["addr"] = addr.rsplit(":", 1)[0] if addr else None
         view["slurmd_start_time"] = ctl.agents[name].boot_time or None

@@ -1,8 +1,17 @@
-"""``scontrol create|update|delete reservation``: advance reservations, saved with the state."""
+"""``scontrol create|update|delete reservation``: advance reservations, saved with the state.
+
+The rules of Slurm 22.05's slurmctld (checked on the real-Slurm twin): only operators create,
+change or delete one ("Invalid user id" otherwise); its users must exist; it may not share a
+node and a moment with another reservation; it may not start on nodes that running jobs would
+still hold, unless ``Flags=IGNORE_JOBS``; ``NodeCnt=N`` takes free nodes of the partition
+(default: the default one) in name order, at most as many as it has; one that a running job
+uses cannot be deleted.
+"""
 
 from __future__ import annotations
 
 import math
+import pwd
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -14,17 +23,23 @@ from minislurm.core.reservation import AdvanceReservation
 if TYPE_CHECKING:
     from minislurm.ctld.controller import Controller
 
+FLAGS = {"MAINT", "IGNORE_JOBS", "SPEC_NODES"}
+NODES_BUSY = "Requested nodes are busy"
+OVERLAP = "Requested reservation overlaps with another reservation"
+IN_USE = "Requested reservation is in use"
+INVALID_USER = "Invalid user id"
+
 
 def to_dict(r: AdvanceReservation) -> dict:
     return {"name": r.name, "nodes": list(r.nodes), "start": r.start,
             "end": None if r.end == math.inf else r.end, "users": sorted(r.users),
-            "accounts": sorted(r.accounts), "flags": sorted(r.flags)}
+            "accounts": sorted(r.accounts), "flags": sorted(r.flags), "partition": r.partition}
 
 
 def from_dict(d: dict) -> AdvanceReservation:
     return AdvanceReservation(d["name"], tuple(d["nodes"]), d["start"], math.inf if d["end"] is None else d["end"],
                               frozenset(d.get("users", ())), frozenset(d.get("accounts", ())),
-                              frozenset(d.get("flags", ())))
+                              frozenset(d.get("flags", ())), d.get("partition"))
 
 
 def load_reservations(ctl: "Controller") -> None:
@@ -32,20 +47,45 @@ def load_reservations(ctl: "Controller") -> None:
         ctl.state.reservations[d["name"]] = from_dict(d)
 
 
+def _named_nodes(ctl: "Controller", text: str) -> tuple[str, ...]:
+    try:
+        nodes = tuple(expand(text)) if text.upper() != "ALL" else tuple(ctl.state.nodes.names)
+    except HostlistError:
+        raise SlurmError(errors.INVALID_NODE_NAME) from None
+    if not nodes or any(n not in ctl.state.nodes.index for n in nodes):
+        raise SlurmError(errors.INVALID_NODE_NAME)
+    return nodes
+
+
+def _busy(ctl: "Controller", r: AdvanceReservation) -> set[str]:
+    """Nodes that running jobs hold into the reservation's window."""
+    st = ctl.state
+    return {st.nodes.names[n] for job in st.running.values() if job.alloc is not None
+            and job.start_time + job.time_limit > r.start for n in job.alloc.nodes}
+
+
+def _by_count(ctl: "Controller", r: AdvanceReservation, count: int, others: list) -> tuple[str, ...]:
+    """``NodeCnt=``: the partition's first nodes that are neither reserved nor (without
+    IGNORE_JOBS) busy; Slurm 22.05 asks for no more than the partition has."""
+    st = ctl.state
+    part = st.partitions.get(r.partition) if r.partition else st.default_partition()
+    if part is None:
+        raise SlurmError(errors.INVALID_PARTITION)
+    busy = set() if "IGNORE_JOBS" in r.flags else _busy(ctl, replace(r, nodes=tuple(part.nodes)))
+    taken = {n for o in others if o.start < r.end and r.start < o.end for n in o.nodes}
+    free = [n for n in part.nodes if n not in busy | taken and st.nodes.usable[st.nodes.index[n]]]
+    want = min(count, len(part.nodes))
+    if len(free) < want:
+        raise SlurmError(NODES_BUSY)
+    r.partition = part.name
+    return tuple(free[:want])
+
+
 def _apply(ctl: "Controller", old: AdvanceReservation, fields: dict, now: float) -> AdvanceReservation:
     """A new reservation: ``old`` with ``fields`` applied (``old`` itself is never changed, so a
     refused update leaves nothing behind).  ``fields`` passed the API's schema: numbers are
     finite epoch seconds, nodes a hostlist text."""
     r = replace(old)
-    if "nodes" in fields:
-        try:
-            nodes = tuple(expand(fields["nodes"])) if fields["nodes"].upper() != "ALL" else tuple(ctl.state.nodes.names)
-        except HostlistError:
-            raise SlurmError(errors.INVALID_NODE_NAME) from None
-        unknown = [n for n in nodes if n not in ctl.state.nodes.index]
-        if unknown or not nodes:
-            raise SlurmError(errors.INVALID_NODE_NAME)
-        r.nodes = nodes
     if "start" in fields:
         r.start = now if fields["start"] is None else fields["start"]
     if "duration" in fields:
@@ -58,19 +98,48 @@ def _apply(ctl: "Controller", old: AdvanceReservation, fields: dict, now: float)
         r.accounts = frozenset(a for a in fields["accounts"].split(",") if a)
     if "flags" in fields:
         r.flags = frozenset(f.upper() for f in fields["flags"].split(",") if f)
+        if r.flags - FLAGS:
+            raise SlurmError(f"Error parsing flags {','.join(sorted(r.flags - FLAGS))}")
+    if "partition" in fields:
+        r.partition = fields["partition"]
     if r.end <= r.start:
         raise SlurmError(errors.INVALID_TIME_VALUE)
     if not r.users and not r.accounts:
         raise SlurmError("Reservation request lacks users or accounts")
+    for user in r.users:
+        try:
+            pwd.getpwnam(user)
+        except KeyError:
+            raise SlurmError(INVALID_USER) from None
+    others = [o for o in ctl.state.reservations.values() if o.name != r.name]
+    if "nodes" in fields:
+        r.nodes = _named_nodes(ctl, fields["nodes"])
+        r.flags |= {"SPEC_NODES"}
+        r.partition = None
+    elif "node_count" in fields:
+        r.nodes = _by_count(ctl, r, fields["node_count"], others)
+    if any(r.overlaps(o) for o in others):
+        raise SlurmError(OVERLAP)
+    if "IGNORE_JOBS" not in r.flags and ({"nodes", "node_count", "start"} & fields.keys()) and \
+            _busy(ctl, r) & set(r.nodes):
+        raise SlurmError(NODES_BUSY)
     return r
 
 
-async def create(ctl: "Controller", fields: dict) -> str:
+def _unique_name(ctl: "Controller", user: str) -> str:
+    """Slurm names an unnamed reservation after its creator and a number (``root_3``)."""
+    n = len(ctl.state.reservations) + 1
+    while f"{user}_{n}" in ctl.state.reservations:
+        n += 1
+    return f"{user}_{n}"
+
+
+async def create(ctl: "Controller", fields: dict, user: str) -> str:
     now = ctl.clock()
-    name = fields.get("name") or f"resv{len(ctl.state.reservations) + 1}"
+    name = fields.get("name") or _unique_name(ctl, user)
     if name in ctl.state.reservations:
         raise SlurmError("Duplicate reservation name")
-    if "nodes" not in fields:
+    if "nodes" not in fields and "node_count" not in fields:
         raise SlurmError(errors.INVALID_NODE_NAME)
     r = _apply(ctl, AdvanceReservation(name, (), now), fields, now)
     ctl.state.add_reservation(r)
@@ -94,6 +163,8 @@ async def update(ctl: "Controller", name: str, fields: dict) -> None:
 async def delete(ctl: "Controller", name: str) -> None:
     if name not in ctl.state.reservations:
         raise SlurmError(errors.INVALID_RESERVATION)
+    if any(j.reservation == name for j in ctl.state.running.values()):
+        raise SlurmError(IN_USE)
     ctl.state.remove_reservation(name)
     ctl.store.put_reservation(name, None)
     await ctl.store.commit()

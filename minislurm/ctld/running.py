@@ -132,7 +132,8 @@ class RunningJobs:
 
     async def signal_job(self, job_id: int, signum: int, *, target: str = "steps") -> None:
         """Signal a running job: ``steps`` (the default, as --signal and scancel -s do), ``batch``
-        (the batch shell alone, --signal=B:), ``batch_tree`` (scancel -b) or ``all`` (scancel -f)."""
+        (the batch shell alone, --signal=B:), ``batch_scancel`` (the same for scancel -b, which
+        slurmstepd notes in the job's output) or ``all`` (scancel -f)."""
         job = self.state.jobs.get(job_id)
         if job is None or job.state is not JobState.RUNNING:
             return

@@ -120,6 +120,7 @@ JOB_SPEC = _object({
     "input": _text(MAX_PATH, null=True), "chdir": _text(MAX_PATH, null=True),
     "open_mode": {"enum": ["append", "truncate", None], "description": "append or truncate"},
     "requeue": FLAG, "exclusive": FLAG, "hold": FLAG, "parsable": FLAG, "wait": FLAG, "test_only": FLAG,
+    "kill_on_invalid_dep": FLAG,
     "dependency": DEPENDENCY, "array": ARRAY,
     "signal": _tuple(_int(1, 0xFFFF), _int(0, 0xFFFF), {"type": "boolean"}, {"type": "boolean"}, required=1,
                      why="[signal, seconds, batch only, reservation]", null=True),
@@ -154,6 +155,8 @@ _RESV_FIELDS = {
     "users": _text(MAX_ARG, pattern="^[A-Za-z0-9_.@$,-]*$", why="a comma-separated list of user names"),
     "accounts": _text(MAX_ARG, pattern="^[^\\x00-\\x1f\\x7f\\s]*$", why="a comma-separated list of accounts"),
     "flags": _text(MAX_NAME, pattern="^[A-Za-z_,]*$", why="a comma-separated list of flags"),
+    "node_count": _slurm(_int(1, MAX_U32), "Node count specification invalid"),
+    "partition": _slurm(_text(MAX_NAME), errors.INVALID_PARTITION),
 }
 
 NONE = _object({})
@@ -171,7 +174,8 @@ ROUTES: dict[tuple[str, str], dict] = {
         "until": {"enum": ["start", "end"], "description": "start or end"}, "timeout": _num(0, 300)}},
     ("POST", "/jobs/{job_id}/cancel"): {"body": _object({
         "uid": UID, "signal": SIGNAL,
-        "target": {"enum": ["steps", "batch_tree", "all", None], "description": "steps, batch_tree or all"}})},
+        "target": {"enum": ["steps", "batch_scancel", "all", None],
+                   "description": "steps, batch_scancel or all"}})},
     ("POST", "/jobs/{job_id}/requeue"): {"body": _object({"hold": {"type": "boolean"}})},
     ("POST", "/jobs/{job_id}/hold"): {"body": _object({"kind": {"enum": ["user", "admin", None],
                                                                 "description": "user or admin"}})},
@@ -192,6 +196,8 @@ ROUTES: dict[tuple[str, str], dict] = {
     ("POST", "/jobs/{job_id}/steps/{step_id}/complete"): {"body": _object({
         "exit_code": EXIT_CODE, "signal": _int(0, 64)})},
     ("GET", "/nodes"): {}, ("GET", "/partitions"): {},
+    ("POST", "/partitions/update"): {"body": _object({"name": _slurm(_text(MAX_NAME), errors.INVALID_PARTITION),
+                                                      "max_time": TIME_LIMIT}, required=("name",))},
     ("POST", "/nodes/update"): {"body": _object({
         "names": _slurm(_list(NODE_NAME, MAX_NODES, min_items=1), errors.INVALID_NODE_NAME),
         "state": _text(32, null=True, pattern=NO_CONTROL), "reason": _text(MAX_NAME, null=True)},
@@ -206,7 +212,7 @@ ROUTES: dict[tuple[str, str], dict] = {
                      "description": "a number of seconds (1 to 2147483647)"}})},
     ("GET", "/reservations"): {},
     ("POST", "/reservations"): {"body": _object({"name": {**RESERVATION_NAME, "type": ["string", "null"]},
-                                                 **_RESV_FIELDS}, required=("nodes",))},
+                                                 **_RESV_FIELDS})},
     ("POST", "/reservations/{name}"): {"body": _object(_RESV_FIELDS)},
     ("DELETE", "/reservations/{name}"): {},
     ("POST", "/agents/register"): {"body": _object({

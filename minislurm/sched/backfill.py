@@ -29,7 +29,7 @@ from minislurm.sched.plan import NEVER, Plan
 from minislurm.sched.select.cons_tres import request, request_key
 
 if TYPE_CHECKING:
-    from minislurm.sched.schedule import Pass
+    from minislurm.sched.work import Pass
 
 
 def run(work: "Pass", order: list[Job], easy: bool = False, promise_all: bool = True,
@@ -50,7 +50,7 @@ def run(work: "Pass", order: list[Job], easy: bool = False, promise_all: bool = 
     running = list(state.running.values())
     running += [_Running(work.started[s.job_id], s.alloc, now) for s in work.starts]
     plan = Plan(work.free, running, now, cfg.bf_resolution)
-    _promise_advance_reservations(work, plan)
+    promise_advance_reservations(work, plan)
     horizon = plan.now + int(cfg.bf_window)
     expected: dict[int, float] = {}
     planned: dict[int, tuple[int, ...]] = {}
@@ -100,6 +100,8 @@ def run(work: "Pass", order: list[Job], easy: bool = False, promise_all: bool = 
                 continue
         if found is None or found[0] > plan.now:  # the plan says no (not a placement's refusal)
             cannot_start.add(shape, job.num_nodes, duration)
+        if work.reason.get(job.job_id, Reason.PRIORITY) == Reason.PRIORITY and work.reserved_for_other(job, required):
+            work.reason[job.job_id] = Reason.RESERVED_FOR_OTHER
         work.reason.setdefault(job.job_id, Reason.PRIORITY)
         # No promise beyond the window (Slurm logs "No reservation created"), and under
         # EASY none after the partition's first.
@@ -163,7 +165,7 @@ def _fits_reservation(work: "Pass", job: Job, now: float) -> bool:
     return resv is None or now + job.time_limit <= resv.end
 
 
-def _promise_advance_reservations(work: "Pass", plan: Plan) -> None:
+def promise_advance_reservations(work: "Pass", plan: Plan) -> None:
     """Advance reservations are promises too, for every job outside them."""
     idx = work.state.nodes.index
     for resv in work.state.reservations.values():

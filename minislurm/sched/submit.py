@@ -13,12 +13,13 @@ layout).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import NamedTuple
 
 from minislurm.core import errors
 from minislurm.core.cluster import ClusterConfig, PartitionConfig
 from minislurm.core.errors import SlurmError
-from minislurm.core.job import Job, Shape
+from minislurm.core.job import Dependency, Job, Shape
 from minislurm.core.spec import JobSpec
 from minislurm.core.state import ClusterState
 from minislurm.sched.select.cons_tres import fits_capacity
@@ -53,14 +54,15 @@ def build_jobs(spec: JobSpec, state: ClusterState, *, first_id: int, user: str, 
     nodes, tasks, per_node = _node_layout(spec, state, part, gpus)
     shape = _shape(spec, state.config, nodes, per_node, gpus)
     account = spec.account or account or "default"
-    _check_references(spec, state, user, account)
+    dependency = _check_references(spec, state, user, account)
     time_limit = spec.time_limit_min * 60 if spec.time_limit_min is not None else (
         part.default_time if part.default_time is not None else part.max_time)
     template = dict(
         user=user, account=account, partition=part.name, name=spec.job_name or default_name,
         submit_time=now, time_limit=time_limit, num_nodes=nodes, shape=shape,
         exclusive=bool(spec.exclusive) or part.exclusive, ntasks=tasks, nice=spec.nice or 0,
-        hold="user" if spec.hold else None, begin_time=spec.begin or 0.0, dependency=spec.dependency,
+        hold="user" if spec.hold else None, begin_time=spec.begin or 0.0, dependency=dependency,
+        kill_on_invalid_dep=bool(spec.kill_on_invalid_dep),
         req_nodes=frozenset(spec.nodelist or ()), exc_nodes=frozenset(spec.exclude or ()),
         reservation=spec.reservation,
         requeue=state.config.job_requeue if spec.requeue is None else spec.requeue, spec=spec,
@@ -228,18 +230,22 @@ def _shape(spec: JobSpec, cfg: ClusterConfig, nodes: int, per_node: int, gpus: G
     return Shape(cpus=cpus, mem=mem, gpus=gpus_per_node, gpu_type=gpus.type)
 
 
-def _check_references(spec: JobSpec, state: ClusterState, user: str, account: str) -> None:
-    """The reservation exists and admits the user; every job a dependency names exists."""
+def _check_references(spec: JobSpec, state: ClusterState, user: str, account: str) -> Dependency | None:
+    """The reservation exists and admits the user.  Returns the dependency without the job
+    ids nobody knows: Slurm 22.05 drops them (a job never run, or long gone) and, when
+    nothing is left, the job has no dependency."""
     if spec.reservation is not None:
         resv = state.reservations.get(spec.reservation)
         if resv is None:
             raise SlurmError(errors.INVALID_RESERVATION)
         if not resv.admits(user, account):
             raise SlurmError("Access denied to requested reservation")
-    if spec.dependency is not None:
-        for kind, ids in spec.dependency.terms:
-            if any(i not in state.jobs and i not in state.array_tasks for i in ids):
-                raise SlurmError(errors.DEPENDENCY)
+    if spec.dependency is None:
+        return None
+    terms = tuple((kind, known) for kind, ids in spec.dependency.terms
+                  if (known := tuple(i for i in ids if i in state.jobs or i in state.array_tasks))
+                  or kind == "singleton")
+    return replace(spec.dependency, terms=terms) if terms else None
 
 
 def _build(template: dict, spec: JobSpec, first_id: int) -> list[Job]:

@@ -56,12 +56,21 @@ class Pass:
 
     def why_not_now(self, job: Job, required: np.ndarray | None, withheld: np.ndarray | None) -> str:
         """``Resources``, unless only an advance reservation stands in the way."""
-        if self.state.reservations and job.reservation is None:
-            fits = self.free.fits(request(job, self.state.nodes)) & self.allowed(job, False)
-            if withheld is not None:
-                fits &= ~withheld
-            if (required is None or fits[required].all()) and fits.sum() >= job.num_nodes:
-                return Reason.RESERVED_FOR_OTHER
-        return Reason.RESOURCES
+        return Reason.RESERVED_FOR_OTHER if self.reserved_for_other(job, required, withheld) else Reason.RESOURCES
+
+    def reserved_for_other(self, job: Job, required: np.ndarray | None,
+                           withheld: np.ndarray | None = None) -> bool:
+        """Would the free nodes take the job now, but for advance reservations it may not use?
+        (Slurm 22.05 then says ``ReqNodeNotAvail, May be reserved for other job``, also to a
+        ``-w`` job and to one queued behind a higher-priority job.)"""
+        if not self.state.reservations or job.reservation is not None:
+            return False
+        free = self.free.fits(request(job, self.state.nodes))
+        if withheld is not None:
+            free = free & ~withheld
+
+        def enough(mask: np.ndarray) -> bool:
+            return (required is None or mask[required].all()) and mask.sum() >= job.num_nodes
+        return enough(free & self.allowed(job, False)) and not enough(free & self.allowed(job))
 
 

@@ -201,33 +201,41 @@ class NodeAgent:
             # Told again (a restarted controller cannot know it was told): once is enough, or a
             # trap on SIGTERM would run twice.  A kill without grace still goes ahead.
             return {"ok": True, "known": True}
-        if why and job.stderr_fd is not None and not job.stopping:
-            # src/slurmd/slurmstepd/req.c; scancel's form is "DUE to SIGNAL <name>" since 25.05
-            stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-            cause = "to SIGNAL Terminated" if why == "CANCELLED" else f"TO {why}"
-            text = f"slurmstepd: error: *** JOB {job_id} ON {self.name} CANCELLED AT {stamp} DUE {cause} ***\n"
-            try:
-                os.write(job.stderr_fd, text.encode())
-            except OSError:
-                pass
+        if why and not job.stopping:
+            self._note_cancel(job, job_id, "" if why == "CANCELLED" else f" DUE TO {why}")
         job.stopping = True
         self.background.spawn(job.roots.stop(kill_wait))
         if job.batch is None:
             self.runs.forget(job)
         return {"ok": True, "known": True}
 
+    def _note_cancel(self, job: LocalJob, job_id: int, due: str) -> None:
+        """slurmstepd's line in the job's stderr (src/slurmd/slurmstepd/req.c), as 22.05 words
+        it: ``slurmstepd-NODE: error: *** JOB N ON NODE CANCELLED AT T[ DUE TO TIME LIMIT] ***``."""
+        if job.stderr_fd is None:
+            return
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+        text = f"slurmstepd-{self.name}: error: *** JOB {job_id} ON {self.name} CANCELLED AT {stamp}{due} ***\n"
+        try:
+            os.write(job.stderr_fd, text.encode())
+        except OSError:
+            pass
+
     def signal_job(self, job_id: int, inc: int, signum: int, target: str) -> dict:
-        """``target``: steps, batch (the shell alone), batch_tree or all (see Controller.signal_job)."""
+        """``target``: steps, batch (the shell alone), batch_scancel (the same, noted in the
+        output) or all (see Controller.signal_job)."""
         job = self.runs.get(job_id, inc)
         if job is None:
             return {"ok": True, "known": False}
         batch_alive = job.batch is not None and job.batch.returncode is None
-        if target == "batch" and batch_alive:
+        if target == "batch_scancel" and batch_alive:
+            self._note_cancel(job, job_id, "")
+        if target in ("batch", "batch_scancel") and batch_alive:
             os.kill(job.batch.pid, signum)
         if target in ("steps", "all"):
             for step in job.steps.values():
                 step.signal(signum)
-        if target in ("batch_tree", "all") and batch_alive:
+        if target == "all" and batch_alive:
             ProcessSet([job.batch]).signal(signum)
         return {"ok": True, "known": True}
 

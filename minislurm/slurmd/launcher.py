@@ -52,15 +52,21 @@ def open_stdio(stdin, stdout, stderr, mode):
             os.close(fd)
 
 
+def stepd_error(text):
+    """slurmstepd's error line; 22.05 names the node in its prefix (``slurmstepd-c1: error:``)."""
+    node = os.environ.get("SLURMD_NODENAME")
+    os.write(2, f"slurmstepd{'-' + node if node else ''}: error: {text}\n".encode())
+
+
 def change_dir(cwd):
     try:
         os.chdir(cwd)
     except OSError as exc:
-        os.write(2, f"slurmstepd: error: couldn't chdir to `{cwd}': {exc.strerror}: going to /tmp instead\n".encode())
+        stepd_error(f"couldn't chdir to `{cwd}': {exc.strerror}: going to /tmp instead")
         try:
             os.chdir("/tmp")
         except OSError:
-            os.write(2, b"slurmstepd: error: couldn't chdir to /tmp either. dying.\n")
+            stepd_error("couldn't chdir to /tmp either. dying.")
             os._exit(1)
 
 
@@ -87,7 +93,7 @@ def execute(argv, env):
                     exc = again
             if failure is None or exc.errno == errno.EACCES:
                 failure = exc
-    os.write(2, f"slurmstepd: error: execve(): {name}: {failure.strerror}\n".encode())
+    stepd_error(f"execve(): {name}: {failure.strerror}")
     os._exit(failure.errno or 1)
 
 

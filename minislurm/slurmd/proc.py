@@ -144,10 +144,12 @@ class ProcessSet:
                 pass
 
     async def stop(self, kill_wait: float) -> None:
-        """SIGCONT and SIGTERM, then SIGKILL after ``kill_wait`` seconds for whatever remains."""
+        """SIGCONT and SIGTERM, then SIGKILL after ``kill_wait`` seconds for whatever remains.
+        Without a wait, SIGKILL alone (as slurmstepd kills what a finished batch script left)."""
         everyone = members(self.pids(), self.tag)
-        self.signal(signal.SIGCONT)
-        self.signal(signal.SIGTERM)
+        if kill_wait > 0:
+            self.signal(signal.SIGCONT)
+            self.signal(signal.SIGTERM)
         waited = 0.0
         while waited < kill_wait and (self.alive() or _any_alive(everyone)):
             await asyncio.sleep(0.05)

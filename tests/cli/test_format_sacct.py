@@ -120,3 +120,13 @@ def test_a_width_over_the_limit_is_refused():
         format_records([rec(1)], fields=["JobName%999999999"])
     with pytest.raises(ValueError, match="too large"):
         format_records([rec(1)], fields=["JobName%-999999999"])
+
+
+def test_helpformat_lists_fields_four_to_a_line_as_sacct_e_does():
+    """sacct -e on the twin: ``Account             AdminComment        AllocCPUS           AllocNodes``
+    (each name left-justified in 19 columns, one space between); minislurm lists its own fields."""
+    from minislurm.cli.fmt.sacct import FIELDS, field_list
+    lines = field_list().splitlines()
+    assert lines[0] == "Account             AllocCPUS           AllocNodes          AllocTRES          "
+    assert len(lines) == -(-len(FIELDS) // 4) and all(len(line) <= 79 for line in lines)
+    assert "DerivedExitCode" in field_list() and "NTasks" in field_list() and "ReqTRES" in field_list()

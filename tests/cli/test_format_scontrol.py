@@ -181,3 +181,17 @@ def test_control_characters_print_escaped():
     assert text.splitlines()[0] == "JobId=1042 JobName=a\\nb"
     assert "   WorkDir=/home/alice/\\x1b[2J" in text.splitlines()
     assert "\x1b" not in text and text.count("\n") == show_job(running_job(), now=NOW).count("\n")
+
+
+def test_show_job_details_as_slurm_22_05_prints_them():
+    """``scontrol show job -d`` on the twin: DerivedExitCode after ExitCode, then after the
+    Socks/Node line ``JOB_GRES`` and one line per group of nodes with the same allocation."""
+    job = running_job(gres="gpu:2", alloc_detail=[["gpu01", 0, 2, 2000, [0, 1]], ["gpu02", 0, 2, 2000, [0, 1]]])
+    out = show_job(job, now=NOW, details=True).splitlines()
+    assert out[out.index("   DerivedExitCode=0:0") - 1].endswith("ExitCode=0:0")
+    at = next(i for i, line in enumerate(out) if line.startswith("   Socks/Node="))
+    assert out[at + 1:at + 3] == ["   JOB_GRES=gpu:4", "     Nodes=gpu[01-02] CPU_IDs=0-1 Mem=2000 GRES=gpu:2(IDX:0-1)"]
+    job = running_job(gres="", alloc_detail=[["gpu01", 3, 1, 1000, []]])
+    out = show_job(job, now=NOW, details=True).splitlines()
+    assert "   JOB_GRES=(null)" in out and "     Nodes=gpu01 CPU_IDs=3 Mem=1000 GRES=" in out
+    assert "DerivedExitCode" not in show_job(job, now=NOW)

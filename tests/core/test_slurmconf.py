@@ -496,3 +496,13 @@ def test_render_then_parse_round_trips(cfg):
     back = parse(text, gres)
     assert back.warnings == []  # everything render writes is modelled
     assert back == cfg
+
+
+def test_a_slurm_conf_without_priority_type_is_fifo_as_in_slurm():
+    """Slurm's default PriorityType is priority/basic; minislurm's own files always name theirs."""
+    from minislurm.core.slurmconf import parse_slurm_conf, render_slurm_conf
+    text = "NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1 Default=YES\n"
+    assert parse_slurm_conf(text).priority.type == "priority/basic"
+    assert parse_slurm_conf(text + "PriorityType=priority/multifactor\n").priority.type == "priority/multifactor"
+    lab = parse_slurm_conf(text + "PriorityType=priority/multifactor\n")
+    assert parse_slurm_conf(render_slurm_conf(lab)).priority.type == "priority/multifactor"

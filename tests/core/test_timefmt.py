@@ -57,6 +57,8 @@ def test_begin_times():
     assert parse_begin("now+60", now) == now + 60
     assert parse_begin("now+1hour", now) == now + 3600
     assert parse_begin("now+2days", now) == now + 2 * 86400
+    assert parse_begin("now-5minutes", now) == now - 300  # sacct -S now-5minutes
+    assert parse_begin("now-10", now) == now - 10
     assert parse_begin("16:00", now) == datetime(2026, 11, 29, 16, 0).timestamp()
     assert parse_begin("10:00", now) == datetime(2026, 11, 30, 10, 0).timestamp()  # past today: tomorrow
     assert parse_begin("2026-12-24T18:30", now) == datetime(2026, 12, 24, 18, 30).timestamp()

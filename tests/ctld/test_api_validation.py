@@ -210,7 +210,7 @@ def test_reservations_take_finite_times_and_a_refused_update_leaves_no_trace(tmp
         assert not api.ctl.state.reservations
         now = api.ctl.clock()
         await api.ok("POST", "/reservations", {"name": "train", "nodes": "gpu01", "start": now + 60,
-                                               "duration": 3600, "users": "alice"})
+                                               "duration": 3600, "users": "root"})
         before = api.ctl.state.reservations["train"]
         saved = asdict(before)
         # once half-applied: the nodes changed, then the duration failed and the nodes stayed

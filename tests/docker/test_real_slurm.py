@@ -99,8 +99,8 @@ class Twin:
         self.folders: list[str] = []
 
     def sh(self, command: str, cwd: str = "/shared/work", input: str | None = None,
-           timeout: float = 60) -> subprocess.CompletedProcess:
-        return subprocess.run(["docker", "exec", "-i", "-u", "student", "-w", cwd, "minislurm-login",
+           timeout: float = 60, user: str = "student") -> subprocess.CompletedProcess:
+        return subprocess.run(["docker", "exec", "-i", "-u", user, "-w", cwd, "minislurm-login",
                                "bash", "-c", command], input=input, text=True, capture_output=True,
                               timeout=timeout)
 
@@ -298,3 +298,23 @@ REJECTED = "wrap|FAILED|1:0|None assigned"
 def _last_record(text: str) -> str | None:
     lines = text.splitlines()
     return lines[-1] if lines else None
+
+
+# -- (e) shell sessions on both (issue 12; tests/live/sessions.py) ------------------------------
+from sessions import SESSIONS, recorded, run_mini, run_twin  # noqa: E402
+
+
+@pytest.mark.parametrize("name", sorted(SESSIONS))
+def test_session_prints_the_same(twin, mini, name):
+    real = run_twin(name)
+    assert real == run_mini(mini, name), f"Slurm printed:\n{real}"
+    assert real == recorded(name), "the twin no longer prints the recording: python tests/live/sessions.py " + name
+
+
+def test_only_operators_create_reservations(twin, mini):
+    real = twin.sh("scontrol create reservation Nodes=c1 StartTime=now Duration=10 Users=root")
+    assert (real.returncode, real.stdout, real.stderr) == (1, "", "Error creating the reservation: Invalid user id\n")
+    token = mini.run("scontrol", "token", "username=student").stdout.strip().split("=", 1)[1]
+    ms = mini.run("scontrol", "create", "reservation", "Nodes=c1", "StartTime=now", "Duration=10", "Users=root",
+                  env={"SLURM_JWT": token})
+    assert (ms.returncode, ms.stdout, ms.stderr) == (real.returncode, real.stdout, real.stderr)

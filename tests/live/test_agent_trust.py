@@ -208,7 +208,7 @@ def test_a_step_starts_in_its_folder_as_the_user_or_in_tmp(live, users):
     step = new_step(live, ann, job_id)
     status, seen = run_step(step["addrs"]["gpu01"], step_body(step, ["sh", "-c", "pwd"], str(bob.work)))
     assert status == 200 and seen["out"] == "/tmp\n", seen
-    assert seen["err"] == f"slurmstepd: error: couldn't chdir to `{bob.work}': Permission denied: going to /tmp instead\n"
+    assert seen["err"] == f"slurmstepd-gpu01: error: couldn't chdir to `{bob.work}': Permission denied: going to /tmp instead\n"
     step = new_step(live, ann, job_id)
     status, seen = run_step(step["addrs"]["gpu01"], step_body(step, ["sh", "-c", "pwd; id -un"], str(ann.work)))
     assert (status, seen["out"], seen["err"]) == (200, f"{ann.work}\n{ann.name}\n", "")
@@ -361,7 +361,7 @@ def test_each_user_reaches_only_what_they_may(live, users):
         job_id = submit(live, ann, "-D", str(folder), "-o", str(ann.work / "cd-%j.out"), "--wrap", "pwd")
         assert live.wait(job_id)["state"] == "COMPLETED"
         assert (ann.work / f"cd-{job_id}.out").read_text() == (
-            f"slurmstepd: error: couldn't chdir to `{folder}': Permission denied: going to /tmp instead\n/tmp\n")
+            f"slurmstepd-gpu01: error: couldn't chdir to `{folder}': Permission denied: going to /tmp instead\n/tmp\n")
     assert outside_ann() == before
     # nor may bob's jobs reach ann's files; each user's own work goes as usual
     job_id = submit(live, bob, "-i", str(ann.work / "own.txt"), "--wrap", "cat")

@@ -88,7 +88,7 @@ def test_reservations_refuse_bad_times_and_a_refused_update_changes_nothing(live
                           token)
     assert (status, reply) == (400, {"error": "Invalid time specified: start expected a number or null"})
     r = live.run("scontrol", "create", "reservation", "ReservationName=edge", "Nodes=gpu01", "StartTime=now+3600",
-                 "Duration=60", "Users=alice")
+                 "Duration=60", "Users=root")
     assert r.returncode == 0, r.stderr
     shown = live.run("scontrol", "show", "reservation", "edge").stdout
     for body in ({"nodes": "gpu02", "duration": "x"}, {"nodes": "gpu02", "users": 5},
@@ -96,7 +96,8 @@ def test_reservations_refuse_bad_times_and_a_refused_update_changes_nothing(live
         assert _post(live, "/reservations/edge", body, token)[0] == 400
         assert live.run("scontrol", "show", "reservation", "edge").stdout == shown
     r = live.run("scontrol", "update", "ReservationName=edge", "EndTime=2000-01-01")
-    assert (r.returncode, r.stderr) == (1, "slurm_update error: Invalid time specified\n")
+    assert (r.returncode, r.stderr) == (1, "Error updating the reservation: Invalid time specified\n"
+                                        "slurm_update error: Invalid time specified\n")
     assert live.run("scontrol", "show", "reservation", "edge").stdout == shown
     _everyone_can_look(live, user_token)
     assert live.run("scontrol", "delete", "reservation", "edge").returncode == 0

@@ -103,7 +103,7 @@ def test_users_may_not_touch_other_users_jobs(live):
         (("scontrol", "requeue", str(mine)), f"Access/permission denied for job {mine}\n"),
         (("scontrol", "hold", str(pend)), f"Access/permission denied for job {pend}\n"),
         (("scontrol", "release", str(pend)), f"Access/permission denied for job {pend}\n"),
-        (("scontrol", "update", f"JobId={pend}", "TimeLimit=5"), "slurm_update error: Access/permission denied\n"),
+        (("scontrol", "update", f"JobId={pend}", "TimeLimit=5"), f"Access/permission denied for job {pend}\n"),
     ]
     for argv, message in checks:
         r = live.run(*argv, env=alice)

@@ -84,7 +84,7 @@ def test_open_mode_across_requeue(live, mode):
     r = live.run("sacct", "-D", "-X", "-j", str(job_id), "-o", "JobID,State", "--parsable2", "-n")
     assert r.stdout == f"{job_id}|REQUEUED\n{job_id}|COMPLETED\n"
     if mode == "append":
-        assert re.fullmatch(rf"run 0\nslurmstepd: error: \*\*\* JOB {job_id} ON gpu01 CANCELLED AT "
+        assert re.fullmatch(rf"run 0\nslurmstepd-gpu01: error: \*\*\* JOB {job_id} ON gpu01 CANCELLED AT "
                             r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d DUE TO JOB REQUEUE \*\*\*\nrun 1\n", text), text
     else:
         assert text == "run 1\n"

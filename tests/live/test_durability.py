@@ -62,7 +62,7 @@ def test_an_acknowledged_requeue_survives_a_crash(live):
     lines = (live.work / f"requeue-{job}.out").read_text().splitlines()
     assert lines[0] == "first run" and lines[-1] == "second run", lines
     # slurmstepd's line once: the restarted controller's reminder neither repeats it nor SIGTERM
-    assert len(lines) == 3 and re.fullmatch(rf"slurmstepd: error: \*\*\* JOB {job} ON gpu0\d CANCELLED AT \S+ "
+    assert len(lines) == 3 and re.fullmatch(rf"slurmstepd-gpu0\d: error: \*\*\* JOB {job} ON gpu0\d CANCELLED AT \S+ "
                                             r"DUE TO JOB REQUEUE \*\*\*", lines[1]), lines
 
 

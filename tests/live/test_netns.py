@@ -56,6 +56,14 @@ def test_tasks_see_their_own_namespace_and_reach_each_other(live):
     assert sorted(r.stdout.splitlines()) == ["0: listening", f"0: rank 0 heard hello from {a2}"]
 
 
+def test_srun_inside_a_batch_job_on_a_namespaced_node(live):
+    """The batch shell runs in the node's namespace, where the node's host name resolves to
+    nothing: srun must still find its own address (before: a socket.gaierror traceback)."""
+    job_id = live.sbatch("-N2", "-o", "ns-%j.out", "--wrap", "srun -l hostname")
+    assert live.wait(job_id)["state"] == "COMPLETED"
+    assert sorted((live.work / f"ns-{job_id}.out").read_text().splitlines()) == ["0: gpu01", "1: gpu02"]
+
+
 TICKER = """#!/bin/bash
 for i in $(seq 1 400); do
     echo "tick $SLURM_RESTART_COUNT $SLURMD_NODENAME"

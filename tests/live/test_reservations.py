@@ -34,9 +34,13 @@ def test_reservation_life_cycle(live):
     assert r.returncode == 1
     assert r.stderr == "sbatch: error: Batch job submission failed: Requested reservation is invalid\n"
 
+    # In use by a running job: refused, as in Slurm 22.05 (minislurm used to delete it).
+    r = live.run("scontrol", "delete", "ReservationName=longrun")
+    assert (r.returncode, r.stderr) == (1, "delete_reservation ReservationName=longrun: Requested reservation is in use\n")
+    live.run("scancel", str(inside))
+    live.wait(inside)
     assert live.run("scontrol", "delete", "reservation", "longrun").returncode == 0
     assert live.run("scontrol", "show", "reservation").stdout == "No reservations in the system\n"
-    live.run("scancel", str(inside))
     assert live.wait(wide, "COMPLETED", timeout=30)["state"] == "COMPLETED"
 
 
@@ -44,4 +48,4 @@ def test_only_operators_create_reservations(live):
     token = live.run("scontrol", "token", "username=alice").stdout.strip().split("=", 1)[1]
     r = live.run("scontrol", "create", "reservation", "ReservationName=mine", "Nodes=gpu01",
                  "StartTime=now", "Duration=10", "Users=alice", env={"SLURM_JWT": token})
-    assert r.returncode == 1 and r.stderr == "Error creating the reservation: Access/permission denied\n"
+    assert r.returncode == 1 and r.stderr == "Error creating the reservation: Invalid user id\n"  # Slurm 22.05's words

@@ -90,8 +90,6 @@ def queue(state, jobs, now=NOW) -> dict[int, str]:
     (("-w", "node01", "-x", "node[01-02]"), "Invalid node name specified"),  # lists overlap
     # _job_create raises min_nodes to the -w count; above max_nodes it is ESLURM_INVALID_NODE_COUNT.
     (("-N", "1", "-w", "node[01-02]"), "Node count specification invalid"),
-    (("-d", "afterok:999"), "Job dependency problem"),
-    (("-d", "afterany:1"), "Job dependency problem"),  # nothing submitted yet
     (("--reservation=nope",), "Requested reservation is invalid"),
 ])
 def test_refused_with_slurms_message(words, message):
@@ -111,7 +109,6 @@ def test_first_fault_in_slurmctld_order_is_reported():
     state = cluster()
     assert refused(state, "-p", "nope", "--gres=foo:1") == errors.INVALID_PARTITION
     assert refused(state, "--gres=foo:1", "-d", "afterok:999") == errors.INVALID_GRES
-    assert refused(state, "--gres=gpu:16", "-d", "afterok:999") == errors.DEPENDENCY
     assert refused(state, "--gres=gpu:16", "--reservation=nope") == errors.INVALID_RESERVATION
 
 
@@ -240,3 +237,14 @@ def test_script_directives_with_command_line_override():
     assert rest == ["run.sh"]
     job = build_jobs(parsed, cluster(), first_id=1, user="alice", now=NOW)[0]
     assert (job.name, job.num_nodes, job.shape.gpus, job.time_limit) == ("run.sh", 1, 4, 600.0)
+
+
+def test_a_dependency_on_an_unknown_job_is_dropped():
+    """Slurm 22.05 (the twin) accepts ``-d afterok:99999`` and runs the job: Dependency=(null).
+    minislurm used to refuse it ("Job dependency problem")."""
+    state = cluster()
+    assert build(state, "-d", "afterok:999")[0].dependency is None
+    first = build(state)[0]
+    state.add(first)
+    job = build(state, "-d", f"afterok:999:{first.job_id},afterany:998")[0]
+    assert str(job.dependency) == f"afterok:{first.job_id}"

@@ -73,6 +73,23 @@ def tres(r: dict) -> str:
     return ",".join(f"{k}={items[k]}" for k in sorted(items))
 
 
+def req_tres(r: dict) -> str:
+    """ReqTRES: what the job asked for (its steps leave it empty)."""
+    if _is_step(r) or not r.get("req_cpus"):
+        return ""
+    items = {"billing": r["req_cpus"], "cpu": r["req_cpus"], "node": r.get("req_nodes", 1)}
+    if r.get("req_gpus"):
+        items["gres/gpu"] = r["req_gpus"]
+    if (r.get("req_mem") or 0) > 0:
+        items["mem"] = mem_units(r["req_mem"] * r.get("req_nodes", 1))
+    return ",".join(f"{k}={items[k]}" for k in sorted(items))
+
+
+def _derived(r: dict) -> str:
+    """DerivedExitCode: the highest exit code of the job's srun steps (filled in by format_records)."""
+    return "" if _is_step(r) else r.get("derived_exit", "0:0")
+
+
 def _job_only(fn: Callable[[dict], str]) -> Callable[[dict, float | None], str]:
     return lambda r, now: "" if _is_step(r) else fn(r)
 
@@ -85,6 +102,7 @@ FIELDS: list[tuple[str, int, Callable[[dict, float | None], str]]] = [
     ("AllocTRES", 10, lambda r, now: tres(r)),
     ("CPUTime", 10, lambda r, now: format_elapsed(_elapsed(r, now) * r.get("alloc_cpus", 0))),
     ("CPUTimeRAW", 10, lambda r, now: str(_elapsed(r, now) * r.get("alloc_cpus", 0))),
+    ("DerivedExitCode", 15, lambda r, now: _derived(r)),
     ("Elapsed", 10, lambda r, now: format_elapsed(_elapsed(r, now))),
     ("ElapsedRaw", 10, lambda r, now: str(_elapsed(r, now))),
     ("Eligible", 19, lambda r, now: timestamp(r.get("eligible"), "Unknown")),
@@ -96,9 +114,11 @@ FIELDS: list[tuple[str, int, Callable[[dict, float | None], str]]] = [
     ("NCPUS", 10, lambda r, now: str(r.get("alloc_cpus", 0))),
     ("NNodes", 8, lambda r, now: str(r.get("nnodes", 0))),
     ("NodeList", 15, lambda r, now: r.get("nodes") or "None assigned"),
+    ("NTasks", 8, lambda r, now: str(r["ntasks"]) if _is_step(r) and r.get("ntasks") else ""),
     ("Partition", 10, _job_only(lambda r: r.get("partition", ""))),
     ("QOS", 10, _job_only(lambda r: r.get("qos", "normal"))),
     ("ReqMem", 10, lambda r, now: mem_units(max(r.get("req_mem") or 0, 0))),
+    ("ReqTRES", 10, lambda r, now: req_tres(r)),
     ("Start", 19, lambda r, now: timestamp(r.get("start"), "Unknown")),
     ("State", 10, lambda r, now: _state(r)),
     ("Submit", 19, lambda r, now: timestamp(r.get("submit"), "Unknown")),
@@ -135,10 +155,29 @@ def _cell(text: str, size: int) -> str:
     return (text.rjust(width) if size > 0 else text.ljust(width)) + " "
 
 
+def _with_derived(records: list[dict]) -> list[dict]:
+    worst: dict[tuple, tuple[int, int]] = {}
+    for r in records:
+        if _is_step(r) and str(r["step"]).isdigit():
+            key = (r["job_id"], r.get("restart"))
+            worst[key] = max(worst.get(key, (0, 0)), (r.get("exit_code", 0), r.get("exit_signal", 0)))
+    return [r if _is_step(r) else dict(r, derived_exit="%d:%d" % worst.get((r["job_id"], r.get("restart")), (0, 0)))
+            for r in records]
+
+
+def field_list() -> str:
+    """``sacct -e``: the field names, four to a line (each left-justified in 19 columns)."""
+    names = [name for name, _, _ in FIELDS]
+    rows = [names[i:i + 4] for i in range(0, len(names), 4)]
+    return "".join(" ".join(f"{n:<19}" for n in row) + "\n" for row in rows)
+
+
 def format_records(records: list[dict], *, fields: list[str] | None = None, parsable2: bool = False,
                    parsable: bool = False, noheader: bool = False, now: float | None = None) -> str:
     """The text sacct prints; ``now`` gives running jobs their Elapsed."""
     cols = parse_fields(fields or DEFAULT_FIELDS)
+    if any(name == "DerivedExitCode" for name, _, _ in cols):
+        records = _with_derived(records)
     lines = []
     if parsable or parsable2:
         end = "" if parsable2 else "|"

@@ -30,6 +30,11 @@ def _record(lines: list[str]) -> str:
     return IND.join(printable(line) for line in lines) + "\n\n"
 
 
+def one_line(record: str) -> str:
+    """``scontrol -o``: a record's lines joined by one space each."""
+    return record.rstrip("\n").replace(IND, " ") + "\n"
+
+
 def _time(epoch: float | None) -> str:
     return timestamp(epoch, "Unknown")
 
@@ -77,8 +82,32 @@ def _out_path(job: dict, pattern: str | None) -> str:
     return path if path.startswith("/") else f"{job.get('work_dir', '')}/{path}"
 
 
-def show_job(job: dict, *, now: float) -> str:
-    """``scontrol show job <id>`` for one job."""
+def _ids(values: list[int]) -> str:
+    """``[0, 1, 3]`` -> ``0-1,3``."""
+    runs: list[list[int]] = []
+    for v in sorted(values):
+        if runs and v == runs[-1][1] + 1:
+            runs[-1][1] = v
+        else:
+            runs.append([v, v])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+
+
+def _details(job: dict) -> list[str]:
+    """``show job -d``: the job's GRES, then CPUs, memory and GPU indices per node."""
+    total = sum(len(g) for *_, g in job.get("alloc_detail", []))
+    kind = job.get("gres", "").rsplit(":", 1)[0] or "gpu"
+    lines = [f"JOB_GRES={f'{kind}:{total}' if total else '(null)'}"]
+    groups: dict[str, list[str]] = {}  # nodes with the same line are listed together, as c[1-2]
+    for name, first, cpus, mem, gpus in job.get("alloc_detail", []):
+        gres = f"{kind}:{len(gpus)}(IDX:{_ids(gpus)})" if gpus else ""
+        groups.setdefault(f"CPU_IDs={_ids(list(range(first, first + cpus)))} Mem={mem} GRES={gres}", []).append(name)
+    return lines + [f"  Nodes={compress(names)} {rest}" for rest, names in groups.items()]
+
+
+def show_job(job: dict, *, now: float, details: bool = False) -> str:
+    """``scontrol show job <id>`` for one job; ``details`` is ``-d`` (DerivedExitCode, whose
+    steps' exit codes only sacct keeps here, so it is 0:0; and the per-node allocation)."""
     state = job.get("state", "PENDING")
     pending = state == "PENDING"
     start = job.get("expected_start") if pending else job.get("start_time")
@@ -115,6 +144,7 @@ def show_job(job: dict, *, now: float) -> str:
         f"JobState={state} Reason={reason} Dependency={_null(job.get('dependency'))}",
         f"Requeue={int(bool(job.get('requeue', True)))} Restarts={job.get('restart_count', 0)} "
         f"BatchFlag={int(bool(job.get('batch', True)))} Reboot=0 ExitCode={job.get('exit_code', '0:0')}",
+        *(["DerivedExitCode=0:0"] if details else []),  # steps' codes are not kept: see the docstring
         f"RunTime={format_elapsed(max(run, 0))} TimeLimit={_limit(limit)} TimeMin=N/A",
         f"SubmitTime={_time(job.get('submit_time'))} EligibleTime={_time(eligible)}",
         f"AccrueTime={_time(eligible)}",
@@ -135,6 +165,7 @@ def show_job(job: dict, *, now: float) -> str:
         f"CPUs/Task={job.get('cpus_per_task', 1)} ReqB:S:C:T=0:0:*:*",
         f"TRES={tres_string(cpus, total_mem, nodes, gpus_per_node * nodes)}",
         f"Socks/Node=* NtasksPerN:B:S:C={job.get('ntasks_per_node', 0)}:0:*:* CoreSpec=*",
+        *(_details(job) if details else []),
         f"MinCPUsNode={cpus // max(nodes, 1)} MinMemoryNode={mem_units(per_node_mem)} MinTmpDiskNode=0",
         "Features=(null) DelayBoot=00:00:00",
     ]
@@ -155,7 +186,7 @@ def show_job(job: dict, *, now: float) -> str:
 
 
 _NODE_BASE = {"idle": "IDLE", "mix": "MIXED", "alloc": "ALLOCATED", "down": "DOWN", "drain": "IDLE",
-              "drng": "MIXED", "comp": "IDLE", "fail": "DOWN", "unk": "UNKNOWN"}
+              "drng": "MIXED", "comp": "IDLE", "fail": "DOWN", "unk": "UNKNOWN", "resv": "IDLE", "maint": "IDLE"}
 
 
 def node_state_string(node: dict) -> str:
@@ -171,6 +202,8 @@ def node_state_string(node: dict) -> str:
         extra.append("DRAIN")
     if state == "fail":
         extra.append("FAIL")
+    if state in ("resv", "maint"):
+        extra.append("RESERVED" if state == "resv" else "MAINTENANCE+RESERVED")
     if "NOT_RESPONDING" in flags:
         extra.append("NOT_RESPONDING")
     return "+".join([base] + extra)
@@ -264,21 +297,27 @@ def show_hostlist(expr: str, sorted: bool = False) -> str:
     return compress(expand(expr), sort=sorted) + "\n"
 
 
+RESV_FLAG_ORDER = ["MAINT", "IGNORE_JOBS", "SPEC_NODES"]  # the order Slurm lists them in
+
+
 def show_reservation(resv: dict, *, now: float | None = None) -> str:
     """``scontrol show reservation``: times, nodes, who may use it, and whether it is active."""
     start, end = resv["start"], resv.get("end")
     now = time.time() if now is None else now
     state = "ACTIVE" if start <= now and (end is None or now < end) else "INACTIVE"
     nodes = expand(resv["nodes"]) if isinstance(resv["nodes"], str) else list(resv["nodes"])
+    cpus = resv.get("cpus", 0)
+    flags = sorted(resv.get("flags", ()), key=lambda f: (RESV_FLAG_ORDER.index(f) if f in RESV_FLAG_ORDER else 99, f))
     lines = [
         f"ReservationName={resv['name']} StartTime={_time(start)} "
         f"EndTime={_time(end) if end is not None else 'Unknown'} "
         f"Duration={_limit(None if end is None else end - start)}",
-        f"Nodes={compress(nodes)} NodeCnt={len(nodes)} CoreCnt=0 Features=(null) PartitionName=(null) "
-        f"Flags={','.join(resv.get('flags', ()))}",
-        "TRES=(null)",
+        f"Nodes={compress(nodes)} NodeCnt={len(nodes)} CoreCnt={cpus} Features=(null) "
+        f"PartitionName={_null(resv.get('partition') or '')} Flags={','.join(flags)}",
+        f"TRES=cpu={cpus}" if cpus else "TRES=(null)",
         f"Users={_null(','.join(resv.get('users', ())))} Groups=(null) "
-        f"Accounts={_null(','.join(resv.get('accounts', ())))} Licenses=(null) State={state} BurstBuffer=(null)",
+        f"Accounts={_null(','.join(resv.get('accounts', ())))} Licenses=(null) State={state} BurstBuffer=(null) "
+        "Watts=n/a",
         "MaxStartDelay=(null)",
     ]
     return _record(lines)

@@ -32,10 +32,11 @@ REASONS_LONG = "%20E %12U %19H %6t %N"
 MIN_FIELD = 9
 
 _LONG_STATE = {"idle": "idle", "mix": "mixed", "alloc": "allocated", "down": "down", "drain": "drained",
-               "drng": "draining", "comp": "completing", "fail": "fail", "unk": "unknown"}
+               "drng": "draining", "comp": "completing", "fail": "fail", "unk": "unknown",
+               "resv": "reserved", "maint": "maint"}
 # Slurm's numeric node states (base + flag bits), for "-t" ordering
 _STATE_NUM = {"unk": 0, "down": 1, "idle": 2, "alloc": 3, "mix": 5, "drain": 2 | 0x200,
-              "drng": 3 | 0x200, "comp": 3 | 0x400, "fail": 1 | 0x2000}
+              "drng": 3 | 0x200, "comp": 3 | 0x400, "fail": 1 | 0x2000, "resv": 2 | 0x100, "maint": 2 | 0x4000}
 _NO_RESPOND = 0x800
 _PART_FIELDS = set("PRaglLsrhiIp")
 _HEADERS = {"a": "AVAIL", "c": "CPUS", "C": "CPUS(A/I/O/T)", "d": "TMP_DISK", "D": "NODES",

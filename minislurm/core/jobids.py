@@ -1,0 +1,35 @@
+"""The job ids that ``squeue -j`` and ``sacct -j`` take: ``12`` (job 12, or every task of array
+12), ``12_3`` (task 3 of array 12 only) and ``12.batch``/``12.0`` (a step: its job, here).
+
+The controller is asked for the base ids; the commands then keep only the selected tasks.
+"""
+
+from __future__ import annotations
+
+import re
+
+_SELECTOR = re.compile(r"(\d+)(?:_(\d+))?(?:\.\S*)?", re.ASCII)
+
+
+def parse_selectors(text: str) -> list[tuple[str, int | None]]:
+    """``"12,13_2"`` -> ``[("12", None), ("13", 2)]``; what does not parse is passed on whole."""
+    out = []
+    for item in filter(None, text.split(",")):
+        m = _SELECTOR.fullmatch(item)
+        out.append((m.group(1), int(m.group(2)) if m.group(2) else None) if m else (item, None))
+    return out
+
+
+def base_ids(selectors: list[tuple[str, int | None]]) -> str:
+    return ",".join(dict.fromkeys(base for base, _ in selectors))
+
+
+def selected(selectors: list[tuple[str, int | None]], job_id: int, array_job_id: int | None,
+             array_task_id: int | None) -> bool:
+    """Whether a job (or an array task) is one the selectors name."""
+    for base, task in selectors:
+        if task is None and base in (str(job_id), str(array_job_id)):
+            return True
+        if task is not None and base == str(array_job_id) and task == array_task_id:
+            return True
+    return False

@@ -1,0 +1,169 @@
+"""Shell sessions a learner might type, run on minislurm and on the real-Slurm twin (issue 12).
+
+Each session is a bash script whose output (stdout and stderr together, job ids masked as A,
+B, C) must be the same on both.  ``sessions/NAME.out`` holds what Slurm 22.05 printed on the
+twin (docker/slurm): tests/live/test_slurm_conformance.py replays each script on a minislurm
+cluster built from the twin's slurm.conf and compares with that recording (no twin needed), and
+tests/docker/test_real_slurm.py runs it on both clusters and checks the recording is still true.
+Re-record after changing a script: ``python tests/live/sessions.py`` (needs the twin up).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CONF = HERE.parents[1] / "docker" / "slurm" / "slurm.conf"
+
+# upto: wait for a condition (30 s at most); gone/running/ended: a job left the queue (and, on
+# the twin, a second more for slurmctld to finish it), N of its tasks run, N of its tasks have
+# an end in sacct;
+# ids: mask job ids as A, B, C.
+HELPERS = r"""upto() { local i; for i in $(seq 150); do eval "$1" && return; sleep 0.2; done; echo "timed out: $1"; }
+gone() { upto '[ -z "$(squeue -h -j '$1' -o %i 2>/dev/null)" ]'; [ -z "$TWIN" ] || sleep 1; }
+running() { upto '[ "$(squeue -h -r -t R -j '$1' -o %i | wc -l)" = '$2' ]'; }
+ended() { upto '[ "$(sacct -X -n -P -j '$1' -o End | grep -vc Unknown)" = '$2' ]'; }  # slurmdbd lags
+ids() {
+    local e="" n
+    for n in A B C; do [ -n "$1" ] && e="$e s/(^|[^0-9a-z])$1([^0-9]|$)/\\1$n\\2/g;"; shift || break; done
+    sed -E "$e"
+}
+exec 2>&1
+"""
+
+SESSIONS: dict[str, tuple[bool, str]] = {  # name: (as the operator?, script)
+    "arrays_and_sacct": (False, r"""a=$(sbatch --parsable -a 1-4 --wrap 'sleep 30'); running $a 4
+squeue -h -o '%i %j %T' -j ${a}_2 | ids $a; squeue -h -r -o %i -j ${a}_2,${a}_3 | sort | ids $a
+squeue -j ${a}_9; echo "rc=$?"; scancel $a
+b=$(sbatch --parsable -a 1-3 --wrap true); gone $b; ended $b 3
+sacct -j ${b}_3 -P -o JobID,JobName,State | ids $b
+for s in CD cd F,CD F; do sacct -X -P -o JobID,State -s $s -j ${b}_1 | ids $b; done
+sacct -X -P -s bogus; echo "rc=$?"
+sacct -X -n -P -o JobID -S now-5minutes | grep -c "^${b}_1$"
+sacct -X -S bogus; echo "rc=$?"
+"""),
+    "jobs": (True, r"""
+x=$(sbatch --parsable -d afterok:99999 --wrap true); echo "rc=$?"; gone $x
+scontrol show job $x | grep -o -E '(JobState|Dependency)=[^ ]*'
+f=$(sbatch --parsable --wrap false); gone $f
+k=$(sbatch --parsable --kill-on-invalid-dep=yes -d afterok:$f --wrap true); gone $k; ended $k 1
+squeue -h -t all -j $k -o '%i %T %r' | ids $k; sacct -X -n -P -j $k -o State,ExitCode
+n=$(sbatch --parsable -d afterok:$f --wrap true); upto '[ "$(squeue -h -j '$n' -o %r)" = DependencyNeverSatisfied ]'
+squeue -h -j $n -o '%i %T %r' | ids $n; scancel $n
+sbatch --test-only --wrap true 2>&1 | sed -E 's/[0-9T:-]{19}/T/' | ids $((n+1)); echo "rc=$?"
+sbatch --test-only -N2 -n4 -t 5 --wrap true 2>&1 | sed -E 's/[0-9T:-]{19}/T/' | ids $((n+2))
+sbatch --test-only -N3 --wrap true; echo "rc=$?"
+h=$(sbatch --parsable --begin=now+1hour --wrap true); echo "next id: $((h-n))"
+scontrol hold $h; echo "rc=$?"; squeue -h -j $h -o '%i %T %r' | ids $h
+scontrol release $h; echo "rc=$?"; upto '[ "$(squeue -h -j '$h' -o %r)" = BeginTime ]'
+scontrol uhold $h; echo "rc=$?"; squeue -h -j $h -o '%i %T %r' | ids $h; scancel $h
+r=$(sbatch --parsable --wrap 'sleep 30'); running $r 1
+scontrol hold $r; echo "rc=$?"; squeue -h -j $r -o '%i %T %r' | ids $r
+scontrol show job $r | grep -o -E '(Priority|JobState)=[^ ]*'; scontrol release $r; echo "rc=$?"; scancel $r
+scancel 99999; echo "rc=$?"; scancel $f; echo "rc=$?"; scancel 99999_3; echo "rc=$?"
+scancel -v 99999; echo "rc=$?"
+scancel -v $f 2>&1 | ids $f; echo "rc=$?"
+scancel --signal=USR1 99999; echo "rc=$?"
+scancel 1.batch; echo "rc=$?"
+"""),
+    "tasks": (False, r"""
+srun nosuchcommand 2>&1 | sort; echo "rc=${PIPESTATUS[0]}"
+srun -N2 -l nosuchcommand 2>&1 | sort; echo "rc=${PIPESTATUS[0]}"
+cat > shell.sh <<"X"
+#!/bin/bash
+trap "echo shell got TERM" TERM
+(trap "echo child got TERM; exit 0" TERM; sleep 3 & wait; echo child done) &
+sleep 3 & wait $!
+echo shell after wait
+wait
+X
+for how in "-b" "-b -s TERM"; do
+    j=$(sbatch --parsable -o shell-%j.out shell.sh); running $j 1; sleep 1
+    scancel $how $j; echo "rc=$?"; gone $j; ended $j 1
+    sed -E 's/[0-9T:-]{19}/T/' shell-$j.out | ids $j; sacct -X -n -P -j $j -o State,ExitCode
+done
+"""),
+    "commands": (True, r"""
+j=$(sbatch --parsable --hold --wrap true); scontrol update JobId=$j NumNodes=2; echo "rc=$?"
+scontrol show job $j | grep -o -E "NumCPUs=[^ ]*|TRES=[^ ]*"
+scontrol update JobId=$j NumNodes=0 2>&1 | ids $j; echo "rc=${PIPESTATUS[0]}"
+scontrol release $j; gone $j; squeue -h -t all -j $j -o "%T %D %N"
+scontrol update JobId=$j NumNodes=2 2>&1 | ids $j; echo "rc=${PIPESTATUS[0]}"
+r=$(sbatch --parsable --wrap "sleep 20"); running $r 1
+scontrol update JobId=$r NumNodes=2 2>&1 | ids $r; echo "rc=${PIPESTATUS[0]}"; scancel $r; gone $r
+scontrol update PartitionName=gpu MaxTime=2:00:00; echo "rc=$?"
+scontrol show partition gpu | grep -o "MaxTime=[^ ]*"; sinfo -h -o %l
+scontrol update PartitionName=gpu MaxTime=bogus; echo "rc=$?"
+scontrol update PartitionName=nosuch MaxTime=1:00:00; echo "rc=$?"
+scontrol update PartitionName=gpu MaxTime=1-00:00:00; sinfo -h -o %l
+k=$(sbatch --parsable -N2 --gres=gpu:2 --ntasks-per-node=2 -J myname --wrap "srun sleep 20"); running $k 1
+scontrol show job -d $k | grep -E "DerivedExitCode|JOB_GRES"; scontrol show job -d $k | grep -o "GRES=gpu:2(IDX:0-1)" | sort -u
+scontrol -o show job $k | wc -l; scontrol -o show partition | cut -c1-40
+squeue -n myname -h -o "%j"; squeue -n nosuch; sacct -X -n -P --name=myname -o JobName | tail -1
+upto "[ -n \"\$(sacct -n -X -o ReqTRES -j $k | tr -d ' ')\" ]"
+upto "[ -n \"\$(sacct -j $k -n -o JobID | grep $k.0)\" ]"; scancel $k; gone $k; ended $k 1
+sacct -j $k -P -o JobID,NTasks,ReqTRES,DerivedExitCode | ids $k
+"""),
+    "reservations": (True, r"""# Only this session's reservations: the twin is shared.
+drop() { for r in r1 r2 r3 r4 r5 r6 r7 n1 n2 i1 i2; do scontrol delete ReservationName=$r >/dev/null 2>&1; done; }
+masked() { sed -E 's/(Start|End)Time=[^ ]+/\1Time=T/g'; }
+drop
+scontrol create reservation ReservationName=r1 Nodes=c1 StartTime=now Duration=3-00:00:00 Users=root; echo "rc=$?"
+scontrol show res r1 | masked
+scontrol create reservation ReservationName=r2 Nodes=c1 StartTime=now Duration=60 Users=root; echo "rc=$?"
+scontrol create reservation ReservationName=r3 Nodes=c9 StartTime=now Duration=60 Users=root; echo "rc=$?"
+scontrol create reservation ReservationName=r4 Nodes=c2 StartTime=now Duration=60; echo "rc=$?"
+scontrol create reservation ReservationName=r5 Nodes=c2 StartTime=now Duration=60 Users=root Flags=BOGUS; echo "rc=$?"
+scontrol create reservation ReservationName=r6 Nodes=c2 StartTime=now Duration=bogus Users=root; echo "rc=$?"
+scontrol create reservation ReservationName=r7 Nodes=c2 StartTime=now Duration=60 Users=nosuchuser; echo "rc=$?"
+upto '[ "$(sinfo -h -n c1 -o %t)" = resv ]'; sinfo
+a=$(sbatch --parsable -N2 --wrap 'sleep 60'); b=$(sbatch --parsable --wrap 'sleep 60')
+c=$(sbatch --parsable -w c1 --wrap 'sleep 60'); running $b 1
+upto '[ "$(squeue -h -j '$a,$c' -o %r | grep -c None)" = 0 ]'
+squeue -S i -o '%i %T %N %r' | ids $a $b $c; scontrol show job $c | grep -o 'Reason=[^ ]*'
+scancel $a $b $c; gone $b
+d=$(sbatch --parsable --reservation=r1 --wrap 'sleep 60'); running $d 1
+scontrol delete ReservationName=r1; echo "rc=$?"
+scancel $d; gone $d; scontrol delete reservation r1; echo "rc=$?"
+scontrol delete ReservationName=r1; echo "rc=$?"
+e=$(sbatch --parsable -w c2 --wrap 'sleep 60'); running $e 1
+scontrol create reservation ReservationName=n2 NodeCnt=2 StartTime=now Duration=60 Users=root; echo "rc=$?"
+scontrol create reservation ReservationName=n1 NodeCnt=1 StartTime=now Duration=60 Accounts=default Flags=MAINT
+upto '[ "$(sinfo -h -n c1 -o %t)" = maint ]'; sinfo
+scontrol show res n1 | masked
+scontrol create reservation ReservationName=i1 Nodes=c2 StartTime=now+1day Duration=21-00:00:00 Users=root
+scontrol create reservation ReservationName=i2 Nodes=c2 StartTime=now Duration=60 Users=root Flags=IGNORE_JOBS
+for r in n1 i1 i2; do scontrol show res $r -o; done | masked; scancel $e; drop
+"""),
+}
+
+
+def script(name: str) -> str:
+    return HELPERS + SESSIONS[name][1]
+
+
+def recorded(name: str) -> str:
+    return (HERE / "sessions" / f"{name}.out").read_text()
+
+
+def run_mini(live, name: str, timeout: float = 120) -> str:
+    """The session on minislurm's cluster ``live`` (livekit.Live), its commands first on the PATH."""
+    env = live.c.env()
+    env["PATH"] = f"{live.c.dir / 'bin'}:{env.get('PATH', '/usr/bin:/bin')}"
+    return subprocess.run(["bash", "-c", script(name)], text=True, capture_output=True, env=env,
+                          cwd=str(live.work), timeout=timeout).stdout
+
+
+def run_twin(name: str, timeout: float = 120) -> str:
+    """The session on the twin's login node: as root for operator sessions, else as student."""
+    user = "root" if SESSIONS[name][0] else "student"
+    return subprocess.run(["docker", "exec", "-i", "-u", user, "-e", "TWIN=1", "-w", "/shared/work", "minislurm-login",
+                           "bash", "-c", script(name)], text=True, capture_output=True, timeout=timeout).stdout
+
+
+if __name__ == "__main__":
+    for name in sys.argv[1:] or SESSIONS:
+        (HERE / "sessions" / f"{name}.out").write_text(run_twin(name))
+        print(f"recorded {name}")
