@@ -45,7 +45,7 @@ if _escaped:
 
 
 def grade(*args: str) -> subprocess.CompletedProcess:
-    proc = minislurm("grade", "run", *args)
+    proc = minislurm("grade", "run", *args, timeout=900)  # every lab in 1-CPU containers, some start clusters
     assert proc.returncode == 0, proc.stdout
     return proc
 
