@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-unit test-fast test-labs test-book book bench grade-demo grader-image cluster-image docker-cluster real-slurm clean
+.PHONY: demo labs test test-unit test-fast test-labs test-book book bench grade-demo grader-image cluster-image docker-cluster real-slurm clean
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,6 +15,13 @@ $(STAMP): requirements.txt pyproject.toml
 
 demo: $(STAMP)
 	$(VENV)/bin/minislurm demo
+
+# The learner's path: the student notebooks (answers blanked, a check cell under each) in
+# dist/student, and a Jupyter server on them; no Node.js, no book build.  Made once: run again,
+# it keeps your work (delete dist/student for fresh copies).  JUPYTER_ARGS=--no-browser, ...
+labs: $(STAMP)
+	@test -d dist/student || $(VENV)/bin/minislurm grade assign --no-run-tests --out dist
+	$(VENV)/bin/jupyter lab --notebook-dir=dist/student $(JUPYTER_ARGS)
 
 # The README's test command: unit tests, every lab notebook, the book build and the browser test.
 test: test-unit test-labs test-book

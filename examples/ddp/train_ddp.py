@@ -21,6 +21,7 @@ WARNED = []
 signal.signal(signal.SIGUSR1, lambda *_: WARNED.append(True))
 
 import argparse  # noqa: E402
+import os  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
@@ -79,6 +80,7 @@ def main() -> int:
     cuda = torch.cuda.is_available()
     if cuda:
         torch.cuda.set_device(env.local_rank)
+        deterministic_cuda()
     dist.init_process_group("nccl" if cuda else "gloo", init_method="env://")
     device = torch.device("cuda", env.local_rank) if cuda else torch.device("cpu")
     rank, world = env.rank, env.world_size
@@ -89,14 +91,14 @@ def main() -> int:
     dist.barrier()
     net, x, y = model(), *dataset()
     opt = torch.optim.SGD(net.parameters(), lr=args.lr, momentum=0.9)
-    torch.manual_seed(SEED + 1000 + rank)  # each rank's dropout stream
+    torch.manual_seed(SEED + 1000 + rank)  # each rank's dropout stream (CPU and, if any, its GPU)
     step = 0
     state = ckpt.load()
     if state is not None:
         net.load_state_dict(state["model"])
         opt.load_state_dict(state["optim"])
         step = state["step"]
-        torch.set_rng_state(state["rng"][rank])
+        set_rng_state(state["rng"][rank])
         if rank == 0:
             print(f"job {env.job_id} restart {env.restart_count}: resuming at step {step} "
                   f"(checkpoint of restart {state['meta']['restart_count']})", flush=True)
@@ -174,10 +176,32 @@ def stale() -> None:
         signal.pause()
 
 
+def deterministic_cuda() -> None:
+    """On GPUs the same inputs give the same bits only with deterministic kernels: cuBLAS needs a
+    fixed workspace (set before its first use), cuDNN must not pick the fastest algorithm per run,
+    and ops without a deterministic version then raise instead of silently varying."""
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.backends.cudnn.benchmark = False
+    torch.use_deterministic_algorithms(True)
+
+
+def rng_state() -> dict:
+    """This rank's generators: the CPU one and, on a GPU, its device's own generator (dropout on
+    a GPU draws from the latter, which ``torch.get_rng_state`` does not include)."""
+    cuda = torch.cuda.get_rng_state().cpu() if torch.cuda.is_available() else None
+    return {"cpu": torch.get_rng_state(), "cuda": cuda}
+
+
+def set_rng_state(state: dict) -> None:
+    torch.set_rng_state(state["cpu"])
+    if state["cuda"] is not None:
+        torch.cuda.set_rng_state(state["cuda"])
+
+
 def save(ckpt: Checkpointer, net: nn.Module, opt, step: int, rank: int, world: int) -> float:
     """Gather every rank's RNG state on rank 0, which writes the checkpoint; returns its seconds."""
     states = [None] * world
-    dist.all_gather_object(states, torch.get_rng_state())
+    dist.all_gather_object(states, rng_state())
     seconds = 0.0
     if rank == 0:
         try:

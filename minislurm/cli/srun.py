@@ -193,8 +193,9 @@ def own_address() -> str:
 
 
 def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool,
-             gpus_per_task: int | None, quit_on_intr: bool = False) -> int:
-    """Start the step's tasks on all its nodes and relay until they end; returns srun's exit code."""
+             gpus_per_task: int | None, quit_on_intr: bool = False, usage: dict | None = None) -> int:
+    """Start the step's tasks on all its nodes and relay until they end; returns srun's exit code.
+    ``usage`` gets what the tasks used, as the nodes report it: CPU added up, the largest memory."""
     relay = Relay(label)
     # Who runs it, which tasks and which GPUs: the agents take these from the credential alone.
     body = {"credential": step["credential"], "job": step["job"], "argv": argv, "environment": env, "cwd": cwd,
@@ -222,6 +223,11 @@ def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool,
                     task_node.update({t: node for t in msg["started"]})
                 elif "exit" in msg:
                     exits[msg["t"]] = (msg["exit"], msg["sig"])
+                elif "usage" in msg:
+                    if usage is not None:
+                        u = msg["usage"]
+                        usage.update(cpu=usage.get("cpu", 0) + u["cpu"], rss=max(usage.get("rss", 0), u["rss"]),
+                                     ntasks=usage.get("ntasks", 0) + u["ntasks"])
                 elif "error" in msg:
                     print(f"srun: error: {node}: {msg['error']}", file=sys.stderr)
                 else:
@@ -326,10 +332,12 @@ def main(argv: list[str]) -> int:
     gpt = spec.gpus_per_task[1] if spec.gpus_per_task else None
     if own_allocation:
         threading.Thread(target=_keep_alive, args=(own_allocation,), daemon=True).start()
+    used: dict = {}
     code = run_step(step, rest, env, cwd, label="label" in spec.extra, gpus_per_task=gpt,
-                    quit_on_intr="quit-on-interrupt" in spec.extra)
+                    quit_on_intr="quit-on-interrupt" in spec.extra, usage=used)
     _call_until_heard(client, f"/jobs/{job_id}/steps/{step['step_id']}/complete",
-                      {"exit_code": min(code, 255) if code < 128 else 0, "signal": code - 128 if code > 128 else 0})
+                      {"exit_code": min(code, 255) if code < 128 else 0, "signal": code - 128 if code > 128 else 0,
+                       "usage": used or None})
     if own_allocation:
         _release(client, own_allocation, code)
     return code

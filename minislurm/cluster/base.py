@@ -23,7 +23,7 @@ from pathlib import Path
 from minislurm.client import Client, ClientError
 from minislurm.core.cluster import ClusterConfig
 
-COMMANDS = ("sbatch", "srun", "squeue", "scancel", "sinfo", "sacct", "scontrol", "sprio", "sshare")
+COMMANDS = ("sbatch", "srun", "salloc", "squeue", "scancel", "sinfo", "sacct", "sstat", "seff", "scontrol", "sprio", "sshare")
 KINDS = ("local", "docker")
 
 

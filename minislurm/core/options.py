@@ -30,6 +30,7 @@ NO, REQ, OPT = "no", "req", "opt"
 Pairs = list[tuple["Opt", "str | None"]]
 
 # name [short] arg progs [key]: b = sbatch, r = srun; key (the handler) defaults to the name.
+# salloc takes the allocation options sbatch and srun share, less those about a script's files.
 _TABLE = """
 accel-bind - req r | account A req br | acctg-freq - req br | array a req b | batch - req b
 bcast - opt r | bcast-exclude - req r | begin b req br | bb - req br | bbf - req br
@@ -78,8 +79,11 @@ class Opt:
     key: str
 
 
+_NOT_SALLOC = {"output", "error", "input", "open-mode", "export"}
+
+
 def _load() -> dict[str, tuple[Opt, ...]]:
-    tables: dict[str, list[Opt]] = {"sbatch": [], "srun": []}
+    tables: dict[str, list[Opt]] = {"sbatch": [], "srun": [], "salloc": []}
     for entry in _TABLE.replace("\n", "|").split("|"):
         if not entry.strip():
             continue
@@ -88,6 +92,8 @@ def _load() -> dict[str, tuple[Opt, ...]]:
         for code, prog in (("b", "sbatch"), ("r", "srun")):
             if code in progs:
                 tables[prog].append(opt)
+        if "b" in progs and "r" in progs and name not in _NOT_SALLOC:
+            tables["salloc"].append(opt)
     return {prog: tuple(opts) for prog, opts in tables.items()}
 
 
@@ -240,6 +246,10 @@ _ENV = {
         SLURM_THREADS_PER_CORE threads-per-core SLURM_TIMELIMIT time SLURM_UNBUFFEREDIO unbuffered
         SLURM_USE_MIN_NODES use-min-nodes SLURM_WAIT wait SLURM_WCKEY wckey
         SLURM_WORKING_DIR chdir""",
+    "salloc": """SALLOC_ACCOUNT account SALLOC_CONSTRAINT constraint SALLOC_DEBUG verbose
+        SALLOC_EXCLUSIVE exclusive SALLOC_GPUS gpus SALLOC_GPUS_PER_NODE gpus-per-node
+        SALLOC_GPUS_PER_TASK gpus-per-task SALLOC_GRES gres SALLOC_PARTITION partition SALLOC_QOS qos
+        SALLOC_RESERVATION reservation SALLOC_TIMELIMIT time""",
 }
 ENV_VARS = {prog: dict(zip(text.split()[::2], text.split()[1::2])) for prog, text in _ENV.items()}
 

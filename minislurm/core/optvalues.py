@@ -47,7 +47,8 @@ def fatal(prog: str, message: str) -> OptionError:
 
 def rejected(prog: str, message: str) -> OptionError:
     """What the command prints when the controller refuses the request."""
-    lead = "Batch job submission failed" if prog == "sbatch" else "Unable to allocate resources"
+    lead = {"sbatch": "Batch job submission failed", "salloc": "Job submit/allocate failed"}.get(
+        prog, "Unable to allocate resources")
     return error(prog, f"{lead}: {message}", 1)
 
 

@@ -47,13 +47,17 @@ def record_job(ctl: "Controller", job: Job, *, state: JobState | None = None, en
                exit_code=job.exit_code if exit_code is None else exit_code, exit_signal=job.exit_signal)
     if state is JobState.PENDING:
         row.update(start=None, alloc_cpus=0, alloc_gpus=0, nodes="None assigned")
+    row.update(_job_usage(ctl, job))
     ended = {"exit_code": row["exit_code"], "exit_signal": row["exit_signal"]}
     if state is JobState.TIMEOUT:  # sacct's job line says 0:0 (22.05); its batch step, how the shell ended
         row.update(exit_code=0, exit_signal=0)
     ctl.store.put_acct(job.job_id, job.restart_count, "", row)
     if ctl.live[job.job_id].batch and job.alloc is not None and state is not JobState.PENDING:
         # steps carry no requester: sacct prints a cancelled step as plain CANCELLED
+        run = ctl.runs.get(job.job_id)
+        used = (run.batch_usage if run else None) or {}
         batch = dict(row, **ended, step="batch", ntasks=1, name="batch", partition="", nnodes=1, cancelled_by=None,
+                     total_cpu=used.get("cpu"), max_rss=used.get("rss"),
                      nodes=ctl.state.nodes.names[job.alloc.nodes[0]] if job.alloc else row["nodes"],
                      alloc_cpus=job.alloc.cpus[0] if job.alloc else 0,
                      alloc_gpus=len(job.alloc.gpus[0]) if job.alloc else 0)
@@ -64,8 +68,20 @@ def record_job(ctl: "Controller", job: Job, *, state: JobState | None = None, en
         ctl.store.put_acct(job.job_id, job.restart_count, "batch", batch)
 
 
+def _job_usage(ctl: "Controller", job: Job) -> dict:
+    """The job line's TotalCPU: its steps' (batch included) added up (its MaxRSS stays blank)."""
+    run = ctl.runs.get(job.job_id)
+    if run is None or run.incarnation != job.restart_count:
+        return {}
+    cpu = [s["total_cpu"] for s in run.steps.values() if s.get("total_cpu") is not None]
+    if run.batch_usage:
+        cpu.append(run.batch_usage["cpu"])
+    return {"total_cpu": sum(cpu)} if cpu else {}
+
+
 def record_step(ctl: "Controller", job: Job, step: dict) -> None:
     row = _base(ctl, job)
+    row.update(total_cpu=step.get("total_cpu"), max_rss=step.get("max_rss"))
     row.update(step=str(step["step_id"]), name=step["name"], partition="", state=step["state"], ntasks=step["ntasks"],
                start=step["start"], end=step.get("end"), exit_code=step.get("exit_code", 0),
                exit_signal=step.get("exit_signal", 0), alloc_cpus=step["cpus"], alloc_gpus=step["gpus"],

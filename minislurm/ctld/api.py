@@ -152,10 +152,15 @@ async def create_step(request: web.Request) -> web.Response:
                                                 request[BODY]))
 
 
+async def job_usage(request: web.Request) -> web.Response:
+    """sstat: what the running job's batch script and steps use now, asked of its nodes."""
+    return web.json_response(await steps.usage(_ctl(request), request[USER], _job_id(request)))
+
+
 async def complete_step(request: web.Request) -> web.Response:
     body = request[BODY]
     await steps.complete(_ctl(request), request[USER], _job_id(request), request[PATH]["step_id"],
-                         body.get("exit_code", 0), body.get("signal", 0))
+                         body.get("exit_code", 0), body.get("signal", 0), body.get("usage"))
     return web.json_response({"ok": True})
 
 
@@ -269,9 +274,12 @@ async def agent_register(request: web.Request) -> web.Response:
 
 
 async def agent_job_ended(request: web.Request) -> web.Response:
-    body = request[BODY]
-    fresh = await _ctl(request).job_ended(body["job_id"], body["inc"],
-                                          exit_code=body.get("exit_code", 0), signal=body.get("signal", 0))
+    body, ctl = request[BODY], _ctl(request)
+    job = ctl.state.jobs.get(body["job_id"])
+    if body.get("usage") and job is not None and job.restart_count == body["inc"]:
+        ctl.run_of(job).batch_usage = body["usage"]
+    fresh = await ctl.job_ended(body["job_id"], body["inc"], exit_code=body.get("exit_code", 0),
+                                signal=body.get("signal", 0))
     return web.json_response({"ok": True, "fresh": fresh})
 
 
@@ -299,6 +307,7 @@ def make_app(ctl: Controller) -> web.Application:
         ("POST", "/jobs/{job_id}/complete", complete_allocation), ("POST", "/jobs/{job_id}/alive", job_alive),
         ("POST", "/jobs/{job_id}/steps", create_step),
         ("POST", "/jobs/{job_id}/steps/{step_id}/complete", complete_step),
+        ("GET", "/jobs/{job_id}/usage", job_usage),
         ("GET", "/nodes", list_nodes), ("POST", "/nodes/update", update_nodes),
         ("POST", "/partitions/update", update_partition),
         ("GET", "/partitions", list_partitions), ("GET", "/acct", acct), ("GET", "/priorities", priorities),

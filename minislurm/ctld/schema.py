@@ -161,6 +161,11 @@ _RESV_FIELDS = {
 
 NONE = _object({})
 
+# What a step's processes used (minislurm.slurmd.usage): CPU seconds, peak resident KiB, tasks.
+USAGE = {"anyOf": [_object({"cpu": _num(0, MAX_EPOCH), "rss": _int(0, 2**53), "ntasks": _int(0, MAX_NODES)},
+                           required=("cpu", "rss", "ntasks")), {"type": "null"}],
+         "description": "usage: cpu seconds, rss KiB, ntasks"}
+
 # (method, path below /api/v1) -> {"body": schema, "query": {name: schema}, "path": {name: schema}}
 ROUTES: dict[tuple[str, str], dict] = {
     ("GET", "/ping"): {}, ("GET", "/openapi.json"): {}, ("GET", "/config"): {},
@@ -194,7 +199,8 @@ ROUTES: dict[tuple[str, str], dict] = {
         "gpus_per_node": _slurm(_int(0, MAX_COUNT, null=True), errors.INVALID_GRES), "nodelist": NODE_LIST,
         "name": _text(MAX_NAME, null=True), "overcommit": {"type": "boolean"}})},
     ("POST", "/jobs/{job_id}/steps/{step_id}/complete"): {"body": _object({
-        "exit_code": EXIT_CODE, "signal": _int(0, 64)})},
+        "exit_code": EXIT_CODE, "signal": _int(0, 64), "usage": USAGE})},
+    ("GET", "/jobs/{job_id}/usage"): {},
     ("GET", "/nodes"): {}, ("GET", "/partitions"): {},
     ("POST", "/partitions/update"): {"body": _object({"name": _slurm(_text(MAX_NAME), errors.INVALID_PARTITION),
                                                       "max_time": TIME_LIMIT}, required=("name",))},
@@ -225,7 +231,7 @@ ROUTES: dict[tuple[str, str], dict] = {
                            "items": False, "minItems": 4}, 100000),
     }, required=("name", "addr"))},
     ("POST", "/agents/job-ended"): {"body": _object({
-        "job_id": _int(), "inc": _int(), "exit_code": EXIT_CODE, "signal": _int(0, 128)},
+        "job_id": _int(), "inc": _int(), "exit_code": EXIT_CODE, "signal": _int(0, 128), "usage": USAGE},
         required=("job_id", "inc"))},
 }
 

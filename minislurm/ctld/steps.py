@@ -9,6 +9,7 @@ job, its incarnation, the step, the user, and the tasks and GPUs on each node: s
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from minislurm.core import errors
@@ -91,7 +92,8 @@ async def create(ctl: "Controller", user: str, job_id: int, req: dict) -> dict:
     }
 
 
-async def complete(ctl: "Controller", user: str, job_id: int, step_id: int, exit_code: int, signal: int) -> None:
+async def complete(ctl: "Controller", user: str, job_id: int, step_id: int, exit_code: int, signal: int,
+                   usage: dict | None = None) -> None:
     job = ctl.job(job_id)
     ctl.may_modify(user, job)
     ctl.heard_from(job)
@@ -104,5 +106,29 @@ async def complete(ctl: "Controller", user: str, job_id: int, step_id: int, exit
     else:
         state = "COMPLETED" if exit_code == 0 else "FAILED"
     step.update(state=state, end=ctl.clock(), exit_code=exit_code, exit_signal=signal)
+    if usage:
+        step.update(total_cpu=usage["cpu"], max_rss=usage["rss"])
     ctl.save_step(job, step)
     await ctl.store.commit()
+
+
+async def usage(ctl: "Controller", user: str, job_id: int) -> dict:
+    """Each running step's usage so far, summed over its nodes (CPU) or the largest (memory)."""
+    job = ctl.job(job_id)
+    ctl.may_modify(user, job)
+    if job.state is JobState.PENDING:
+        raise SlurmError(errors.JOB_PENDING)
+    if job.state is not JobState.RUNNING or job.alloc is None:
+        raise SlurmError(errors.ALREADY_DONE)
+    names = [ctl.state.nodes.names[n] for n in job.alloc.nodes]
+    payload = {"job_id": job_id, "inc": job.restart_count}
+    replies = await asyncio.gather(*(ctl.rpc.call(ctl.node_addr(n), "/jobs/usage", payload) for n in job.alloc.nodes))
+    out: dict[str, dict] = {}
+    for node, reply in zip(names, replies):
+        for step, u in ((reply or {}).get("steps") or {}).items():
+            row = out.setdefault(step, {"step": step, "cpu": 0.0, "max_rss": 0, "max_rss_node": node, "ntasks": 0})
+            row["cpu"] += u["cpu"]
+            row["ntasks"] += u["ntasks"]
+            if u["rss"] > row["max_rss"]:
+                row.update(max_rss=u["rss"], max_rss_node=node)
+    return {"job_id": job_id, "steps": sorted(out.values(), key=lambda r: (r["step"] != "batch", r["step"]))}

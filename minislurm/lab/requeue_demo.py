@@ -39,6 +39,7 @@ class RequeueDemo:
     log: str
     records: list[dict[str, str]]  # sacct -D -X: one per run, JobID/State/ExitCode/NodeList
     restart_count: int
+    crashed_after: int  # the last step the first attempt printed
 
     @property
     def states(self) -> list[str]:
@@ -53,7 +54,7 @@ class RequeueDemo:
         return -1
 
 
-def requeue_demo(sh, *, steps: int = 20, every: int = 5, kill_at: int = 7, step_time: float = 0.2,
+def requeue_demo(sh, *, steps: int = 20, every: int = 5, kill_at: int = 7, step_time: float = 0.3,
                  show: bool = True) -> RequeueDemo:
     """Run the demo on the terminal ``sh`` (a :class:`minislurm.lab.terminal.Terminal`).
 
@@ -66,9 +67,12 @@ def requeue_demo(sh, *, steps: int = 20, every: int = 5, kill_at: int = 7, step_
     sh.log_has(log, f"step {kill_at}\n", timeout=60)
     victim = sh.job(job)["batch_host"]  # a one-node job: the node its script runs on
     sh.cluster.kill_node(victim)
+    # The job may have printed a step or two more between our look at its log and the kill:
+    # tell the step it really reached, read after the kill, when nothing writes to the log.
+    reached = last_step(sh.read(log))
     if show:
         how = "docker kill: its container" if sh.cluster.kind == "docker" else "its agent"
-        print(f"# {victim} crashed after step {kill_at} ({how} and the job's processes are gone)\n")
+        print(f"# {victim} crashed after step {reached} ({how} and the job's processes are gone)\n")
     sh.until(lambda: sh.job(job)["restart_count"] >= 1, timeout=60, what="the requeue")
     sh.wait(job, timeout=60)
     if show:
@@ -80,7 +84,14 @@ def requeue_demo(sh, *, steps: int = 20, every: int = 5, kill_at: int = 7, step_
     records = [dict(zip(keys, line.split("|"))) for line in lines]
     sh.cluster.start_node(victim)
     sh.until(lambda: sh.node(victim)["state"] == "idle", timeout=30, what=f"{victim} to return")
-    return RequeueDemo(job, victim, sh.read(log), records, sh.job(job)["restart_count"])
+    demo = RequeueDemo(job, victim, sh.read(log), records, sh.job(job)["restart_count"], reached)
+    assert demo.resumed_after == reached - reached % every, "resumed after the last checkpoint before the crash"
+    return demo
+
+
+def last_step(log: str) -> int:
+    words = [line.split() for line in log.splitlines() if line.startswith("step ")]
+    return max((int(w[1]) for w in words if w[1].isdigit()), default=0)
 
 
 _CACHE: dict[str, RequeueDemo] = {}

@@ -26,6 +26,7 @@ import re
 import shlex
 import shutil
 import tempfile
+import time
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,6 +35,7 @@ from minislurm.cluster.local import wait_for
 
 DONE = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE",
         "PREEMPTED")
+PROGRESS = 10.0  # seconds a wait stays silent before it says what it waits for
 _ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
@@ -121,13 +123,25 @@ class Terminal:
         return next(n for n in self.api.call("GET", "/nodes")["nodes"] if n["name"] == name)
 
     def until(self, test: Callable[[], object], timeout: float = 60.0, what: str = "condition"):
-        return wait_for(test, timeout, what)
+        """Poll ``test`` until it is true; a wait of more than PROGRESS seconds prints a line
+        every PROGRESS seconds, so a long cell shows that it is alive and what it waits for."""
+        start = time.monotonic()
+        while True:
+            left = timeout - (time.monotonic() - start)
+            try:
+                return wait_for(test, min(PROGRESS, left), what)
+            except TimeoutError:
+                waited = time.monotonic() - start
+                if waited >= timeout:
+                    raise TimeoutError(f"waited {timeout:g} s for {what}") from None
+                print(f"# still waiting for {what} ({waited:.0f} s)", flush=True)
 
     def wait(self, *job_ids: int, state: str | tuple[str, ...] = DONE, timeout: float = 60.0) -> None:
-        """Wait (silently) until every job is in ``state`` (default: finished)."""
+        """Wait until every job is in ``state`` (default: finished)."""
         wanted = (state,) if isinstance(state, str) else state
+        goal = "finish" if wanted == DONE else f"be {' or '.join(wanted)}"
         for job_id in job_ids:
-            self.until(lambda: self.job(job_id)["state"] in wanted, timeout, f"job {job_id} to be {wanted}")
+            self.until(lambda: self.job(job_id)["state"] in wanted, timeout, f"job {job_id} to {goal}")
 
     def log_has(self, name: str, text: str, timeout: float = 60.0) -> None:
         """Wait until the work file ``name`` contains ``text``."""

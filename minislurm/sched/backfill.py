@@ -79,7 +79,7 @@ def run(work: "Pass", order: list[Job], easy: bool = False, promise_all: bool = 
         required = required_nodes(job, state)
         allowed = work.allowed(job, honour_reservations=False)
         duration = plan.grid(job.time_limit) if job.time_limit != float("inf") else NEVER
-        shape = _Shape(job, allowed) if required is None else None
+        shape = _Shape(job, allowed) if easy and required is None else None  # only EASY skips
         if easy and job.partition in promised_parts and cannot_start.covers(shape, job.num_nodes, duration):
             work.reason.setdefault(job.job_id, Reason.PRIORITY)  # no start now, and no promise under EASY
             if not promise_all and not plan.room_now(state.nodes.usable, floor):
@@ -88,15 +88,18 @@ def run(work: "Pass", order: list[Job], easy: bool = False, promise_all: bool = 
         req = request(job, state.nodes)
         ready = plan.ready_times(request_key(job), req).copy()
         ready[~allowed] = NEVER
-        found = plan.earliest_start(ready, job.num_nodes, duration, required)
+        if easy and job.partition in promised_parts and required is None:  # now or never: no promise
+            nodes = plan.start_now(ready, job.num_nodes, duration)
+            found = None if nodes is None else (plan.now, nodes)
+        else:
+            found = plan.earliest_start(ready, job.num_nodes, duration, required)
         if found is not None and found[0] <= plan.now and _fits_reservation(work, job, now):
             chosen = np.zeros(len(ready), dtype=bool)
             chosen[found[1]] = True
             alloc = work.free.place(job, req, chosen & work.free.fits(req) & work.allowed(job), required)
             if alloc is not None:
                 work.start(job, alloc, backfilled=True)
-                job_view = _Running(job, alloc, now)
-                plan.add_running(job_view)
+                plan.add_running(_Running(job, alloc, plan.now))
                 continue
         if found is None or found[0] > plan.now:  # the plan says no (not a placement's refusal)
             cannot_start.add(shape, job.num_nodes, duration)

@@ -71,10 +71,7 @@ class Plan:
         self.free = free
         self.now = int(now)
         self.resolution = max(1, int(resolution))
-        # One row per release: (node, time, cpus, memory, gpus) a running job gives back then.
-        self._releases: list[tuple[int, int, int, int, int]] = []
-        for job in running:
-            self._add_releases(job.alloc, self.grid(job.start_time + job.time_limit))
+        self._releases = _releases(running, self.grid_all)
         self._index()
         self.promises = Promises()
         self._room_checked: tuple | None = None  # ((version, floor), answer) of the last room_now
@@ -85,17 +82,19 @@ class Plan:
             return NEVER
         return int(math.ceil(t / self.resolution) * self.resolution)
 
-    def _add_releases(self, alloc: Allocation, end: int) -> None:
-        if end <= self.now:  # overdue: being killed, frees soon
-            end = self.now + self.resolution
-        self._releases.extend((node, end, cpus, mem, len(gpus))
-                              for node, cpus, mem, gpus in zip(alloc.nodes, alloc.cpus, alloc.mem, alloc.gpus))
+    def grid_all(self, times: np.ndarray) -> np.ndarray:
+        """:meth:`grid` for many times at once (the same answers)."""
+        with np.errstate(invalid="ignore"):
+            on_grid = np.ceil(times / self.resolution) * self.resolution
+        return np.where(times >= NEVER, NEVER, on_grid).astype(np.int64)
 
     def _index(self) -> None:
         """Per node, the release times in order (``release_times[node, 0]`` is now) and what
         is free in addition after each (``freed_cpus``, ``freed_mem``, ``freed_gpus``)."""
         nodes = len(self.free.cpu)
-        rows = np.array(self._releases, dtype=np.int64).reshape(-1, 5)
+        rows = self._releases.copy()
+        overdue = rows[:, 1] <= self.now  # being killed: frees soon
+        rows[overdue, 1] = self.now + self.resolution
         order = np.lexsort((rows[:, 1], rows[:, 0]))  # by node, then time
         node, when = rows[order, 0], rows[order, 1]
         per_node = np.bincount(node, minlength=nodes)
@@ -133,8 +132,9 @@ class Plan:
         return ready
 
     def add_running(self, job: Holding) -> None:
-        """A job started now in this cycle: it holds its resources until its limit."""
-        self._add_releases(job.alloc, self.grid(self.now + job.time_limit))
+        """A job started in this cycle (its ``start_time`` the plan's now): it holds its
+        resources until its limit."""
+        self._releases = np.concatenate([self._releases, _releases([job], self.grid_all)])
         self._index()
 
     def reserve(self, nodes: Iterable[int], start: int, end: int) -> None:
@@ -173,6 +173,22 @@ class Plan:
         start = int(times[order[hit[0]]])
         inside = (first <= start) & (last >= start)
         return start, np.unique(node[inside])[:k]
+
+    def start_now(self, ready: np.ndarray, k: int, duration: int) -> np.ndarray | None:
+        """The nodes :meth:`earliest_start` would choose if its answer is "now", else None.
+
+        A job that gets no promise when it cannot start (under EASY, once its partition has
+        one) needs only this yes-or-no, and it costs far less: only the nodes ready now are
+        checked against the promises on them."""
+        nodes = np.flatnonzero(ready <= self.now)
+        p = self.promises
+        if len(nodes) >= k and len(p):
+            # Blocked: the last promise on the node beginning before the job would end, ends after now.
+            after = np.searchsorted(p.key, nodes << 40 | min(self.now + duration, NEVER), side="left")
+            before = np.maximum(after - 1, 0)
+            blocked = (after >= 1) & (p.node[before] == nodes) & (p.end[before] > self.now)
+            nodes = nodes[~blocked]
+        return nodes[:k] if len(nodes) >= k else None
 
     def _windows(self, ready: np.ndarray, nodes: np.ndarray,
                  duration: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -240,3 +256,27 @@ class Plan:
         answer = bool(open_.any())
         self._room_checked = ((self.version, floor), answer)
         return answer
+
+
+def _releases(jobs: Iterable[Holding], grid_all) -> np.ndarray:
+    """One row per node a job holds: (node, the time it gives it back, cpus, memory, gpus);
+    the time is the job's start plus its limit, put on the grid by ``grid_all``.  Built
+    from plain lists and converted once: a cycle may see hundreds of running jobs."""
+    ends: list[float] = []
+    per_job: list[int] = []
+    nodes: list[int] = []
+    cpus: list[int] = []
+    mem: list[int] = []
+    gpus: list[int] = []
+    for job in jobs:
+        alloc = job.alloc
+        ends.append(job.start_time + job.time_limit)
+        per_job.append(len(alloc.nodes))
+        nodes += alloc.nodes
+        cpus += alloc.cpus
+        mem += alloc.mem
+        gpus += map(len, alloc.gpus)
+    rows = np.empty((len(nodes), 5), dtype=np.int64)
+    rows[:, 0], rows[:, 2], rows[:, 3], rows[:, 4] = nodes, cpus, mem, gpus
+    rows[:, 1] = np.repeat(grid_all(np.array(ends, dtype=np.float64)), per_job)
+    return rows

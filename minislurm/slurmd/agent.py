@@ -36,6 +36,7 @@ from minislurm.slurmd import spool as spooldir
 from minislurm.slurmd.proc import ProcessSet, become_subreaper, reap_orphans
 from minislurm.slurmd.runs import LocalJob, Runs
 from minislurm.slurmd.spawn import Stdio, identity_for, launcher_python, runs_for_everyone, spawn
+from minislurm.slurmd.usage import Meter
 from minislurm.slurmd.tasks import run_step
 
 log = logging.getLogger("minislurm.slurmd")
@@ -120,13 +121,14 @@ class NodeAgent:
             await asyncio.sleep(delay)
             delay = min(delay * 2, 2.0)
 
-    async def _report_end(self, job: LocalJob, code: int, sig: int) -> None:
+    async def _report_end(self, job: LocalJob, code: int, sig: int, usage: dict | None = None) -> None:
         key = (job.job_id, job.inc)
         self.unreported[key] = (code, sig)
         delay = 0.2
         while key in self.unreported:
             reply = await self._post("/agents/job-ended", {"job_id": job.job_id, "inc": job.inc,
-                                                           "exit_code": code, "signal": sig})
+                                                           "exit_code": code, "signal": sig,
+                                                           "usage": usage})
             if reply is not None:
                 self.unreported.pop(key, None)
                 return
@@ -174,6 +176,7 @@ class NodeAgent:
         local = self.runs.open(job_id, inc)
         local.batch, local.stderr_fd = started.proc, started.stderr_fd
         local.roots.procs.append(started.proc)
+        local.meters["batch"] = Meter(ProcessSet([started.proc]))
         self.background.spawn(self._watch_batch(local))
         if terminated:
             self.background.spawn(local.roots.stop(0))
@@ -181,6 +184,7 @@ class NodeAgent:
 
     async def _watch_batch(self, job: LocalJob) -> None:
         rc = await job.batch.wait()
+        usage = job.meters.pop("batch").stop()
         code, sig = (rc, 0) if rc >= 0 else (0, -rc)
         if rc > 128 and rc - 128 in (_signal.SIGTERM, _signal.SIGKILL, _signal.SIGINT):
             code, sig = 0, rc - 128  # the shell reports a signal death as 128+n
@@ -189,7 +193,7 @@ class NodeAgent:
         if job.stderr_fd is not None:
             os.close(job.stderr_fd)
             job.stderr_fd = None
-        await self._report_end(job, code, sig)
+        await self._report_end(job, code, sig, usage)
         self.runs.forget(job)
 
     async def terminate(self, job_id: int, inc: int, why: str | None, kill_wait: float) -> dict:
@@ -261,6 +265,15 @@ class NodeAgent:
         step.signal(signum)
         return {"ok": True, "known": True}
 
+    def usage(self, job_id: int, inc: int) -> dict:
+        """What the job's batch script and running steps have used here so far (for sstat)."""
+        job = self.runs.get(job_id, inc)
+        if job is None:
+            return {"steps": {}}
+        for meter in job.meters.values():
+            meter.take()
+        return {"steps": {str(k): m.usage.view() for k, m in job.meters.items()}}
+
     def reap(self) -> None:
         """Collect orphans, once a second at most for the whole process (its nodes are pinged
         one by one; each round reads all of /proc)."""
@@ -306,6 +319,11 @@ def make_app(agent: NodeAgent) -> web.Application:
         return web.json_response(agent.signal_job(int(b["job_id"]), int(b["inc"]), int(b["signal"]),
                                                   b.get("target", "steps")))
 
+    async def usage(request):
+        verify_ctld(request)
+        b = await request.json()
+        return web.json_response(agent.usage(int(b["job_id"]), int(b["inc"])))
+
     async def step_launch(request):
         return await run_step(agent, request)
 
@@ -330,6 +348,7 @@ def make_app(agent: NodeAgent) -> web.Application:
     app.router.add_post("/jobs/launch", launch)
     app.router.add_post("/jobs/terminate", terminate)
     app.router.add_post("/jobs/signal", signal_job)
+    app.router.add_post("/jobs/usage", usage)
     app.router.add_post("/steps/launch", step_launch)
     app.router.add_post("/steps/signal", step_signal)
     return app

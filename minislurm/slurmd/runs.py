@@ -37,6 +37,7 @@ class LocalJob:
     steps: dict[int, ProcessSet] = field(default_factory=dict)
     roots: ProcessSet = field(default_factory=ProcessSet)
     stopping: bool = False  # the controller asked for it to end (SIGTERM sent, SIGKILL to follow)
+    meters: dict = field(default_factory=dict)  # "batch" or step id -> usage.Meter, for sstat and sacct
 
     def alive(self) -> bool:
         return self.roots.alive()

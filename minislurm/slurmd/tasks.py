@@ -7,6 +7,7 @@ The reply to ``POST /steps/launch`` is a stream of JSON lines::
     {"t": 0, "o": "text from task 0's stdout"}
     {"t": 1, "e": "text from task 1's stderr"}
     {"t": 0, "exit": 0, "sig": 0}
+    {"usage": {"cpu": 1.5, "rss": 61440, "ntasks": 2}, "node": "gpu01"}
     {"node": "gpu01", "done": true}
 
 Each task's exit line comes after all of its output, and a node's ``done`` after its tasks'
@@ -33,6 +34,7 @@ from minislurm.core.layout import tree_spans
 from minislurm.slurmd import env as slurm_env
 from minislurm.slurmd.proc import ProcessSet
 from minislurm.slurmd.spawn import identity_for, spawn
+from minislurm.slurmd.usage import Meter
 
 if TYPE_CHECKING:
     from minislurm.slurmd.agent import NodeAgent
@@ -49,8 +51,9 @@ async def _pump(stream: asyncio.StreamReader, task: int, key: str, queue: asynci
         await queue.put({"t": task, key: data.decode("utf-8", errors="replace")})
 
 
-async def _task(proc, task: int, queue: asyncio.Queue) -> None:
+async def _task(proc, task: int, queue: asyncio.Queue, meter: Meter) -> None:
     await asyncio.gather(_pump(proc.stdout, task, "o", queue), _pump(proc.stderr, task, "e", queue))
+    meter.take(search=False)  # its output is closed: it is exiting, its CPU time (nearly) final
     rc = await proc.wait()
     code, sig = (rc, 0) if rc >= 0 else (0, -rc)
     await queue.put({"t": task, "exit": code, "sig": sig})
@@ -94,6 +97,7 @@ def _admit(agent: "NodeAgent", body: dict) -> Callable[[Emit], Awaitable[None]]:
         procs = local_job.steps.setdefault(step["step_id"], ProcessSet())
         queue: asyncio.Queue = asyncio.Queue()
         waiters = []
+        meter = local_job.meters[step["step_id"]] = Meter(procs, ntasks=len(my_tasks))
         try:
             for local, task in enumerate(my_tasks):
                 gpus = node_gpus[local * per_task:(local + 1) * per_task] if per_task else None
@@ -102,7 +106,7 @@ def _admit(agent: "NodeAgent", body: dict) -> Callable[[Emit], Awaitable[None]]:
                                     stderr=asyncio.subprocess.PIPE)).proc
                 procs.procs.append(proc)
                 local_job.roots.procs.append(proc)
-                waiters.append(asyncio.create_task(_task(proc, task, queue)))
+                waiters.append(asyncio.create_task(_task(proc, task, queue, meter)))
             await emit({"started": my_tasks, "node": node})
             remaining = len(waiters)
             while remaining:
@@ -110,6 +114,7 @@ def _admit(agent: "NodeAgent", body: dict) -> Callable[[Emit], Awaitable[None]]:
                 if "exit" in item:
                     remaining -= 1
                 await emit(item)
+            await emit({"usage": meter.stop(), "node": node})
             await emit({"node": node, "done": True})
         except (asyncio.CancelledError, ConnectionResetError):
             await procs.stop(0)  # srun is gone: so are its tasks
@@ -121,6 +126,8 @@ def _admit(agent: "NodeAgent", body: dict) -> Callable[[Emit], Awaitable[None]]:
             for w in waiters:
                 if not w.done():
                     w.cancel()
+            meter.stop()
+            local_job.meters.pop(step["step_id"], None)
             agent.step_done(local_job, step["step_id"])
     return run
 

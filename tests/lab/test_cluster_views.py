@@ -94,7 +94,7 @@ def test_terminal_and_requeue_demo(capsys):
         demo = requeue_demo(sh, show=False)
     assert not cluster.procs and not sh.work.exists()  # stopped and cleaned up
     assert demo.states == ["NODE_FAIL", "COMPLETED"] and demo.restart_count == 1
-    assert demo.resumed_after == 5 and demo.log.count("done: all 20 steps") == 1
+    assert demo.resumed_after == 5 and 7 <= demo.crashed_after < 10 and demo.log.count("done: all 20 steps") == 1
     assert demo.records[0]["NodeList"] == demo.victim != demo.records[1]["NodeList"]
     out = capsys.readouterr().out
     # The terminal first says which cluster it runs on (MINISLURM_CLUSTER: local here).

@@ -73,6 +73,16 @@ def tres(r: dict) -> str:
     return ",".join(f"{k}={items[k]}" for k in sorted(items))
 
 
+def cpu_time(seconds: float | None) -> str:
+    """sacct's CPU times: ``MM:SS.mmm`` under an hour, ``[D-]HH:MM:SS`` from then on (blank: not measured)."""
+    if seconds is None:
+        return ""
+    if seconds < 3600:
+        minutes, rest = divmod(seconds, 60)
+        return f"{int(minutes):02d}:{rest:06.3f}"
+    return format_elapsed(int(seconds))
+
+
 def req_tres(r: dict) -> str:
     """ReqTRES: what the job asked for (its steps leave it empty)."""
     if _is_step(r) or not r.get("req_cpus"):
@@ -111,6 +121,7 @@ FIELDS: list[tuple[str, int, Callable[[dict, float | None], str]]] = [
     ("JobID", -12, lambda r, now: _job_id(r)),
     ("JobIDRaw", -12, lambda r, now: _job_id(r, raw=True)),
     ("JobName", 10, lambda r, now: r.get("name", "")),
+    ("MaxRSS", 10, lambda r, now: "" if not _is_step(r) or r.get("max_rss") is None else f"{r['max_rss']}K"),
     ("NCPUS", 10, lambda r, now: str(r.get("alloc_cpus", 0))),
     ("NNodes", 8, lambda r, now: str(r.get("nnodes", 0))),
     ("NodeList", 15, lambda r, now: r.get("nodes") or "None assigned"),
@@ -126,6 +137,7 @@ FIELDS: list[tuple[str, int, Callable[[dict, float | None], str]]] = [
                                 else format_elapsed(r["time_limit"]))),
     ("TimelimitRaw", 10, _job_only(lambda r: "UNLIMITED" if r.get("time_limit") is None
                                    else str(int(r["time_limit"] // 60)))),
+    ("TotalCPU", 10, lambda r, now: cpu_time(r.get("total_cpu"))),
     ("UID", 6, _job_only(lambda r: str(r.get("uid", "")))),
     ("User", 9, _job_only(lambda r: r.get("user", ""))),
     ("WorkDir", 20, lambda r, now: r.get("work_dir", "")),

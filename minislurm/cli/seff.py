@@ -1,0 +1,84 @@
+"""seff: how well a finished job used what it asked for (CPU and memory efficiency).
+
+``seff`` is one of Slurm's contributed tools (``contribs/seff``, shipped by most sites, not
+installed on the 22.05 twin); it reads the job's accounting record the way ``sacct -j N -o
+TotalCPU,Elapsed,AllocCPUS,MaxRSS,ReqMem`` shows it and prints the same lines: CPU Utilized
+is the job's TotalCPU, CPU Efficiency that over Elapsed x cores, Memory Utilized the largest
+MaxRSS of its steps, over the memory it asked for.  minislurm measures CPU and memory by
+sampling /proc (see :mod:`minislurm.slurmd.usage`).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from minislurm.cli.main import ArgumentParser
+from minislurm.client import Client, ClientError
+from minislurm.core.timefmt import format_elapsed
+
+
+def _size(kib: float) -> str:
+    for unit in ("KB", "MB", "GB", "TB"):
+        if kib < 1024 or unit == "TB":
+            return f"{kib:.2f} {unit}"
+        kib /= 1024
+    return ""
+
+
+def report(rows: list[dict], now: float) -> str:
+    """The seff text for one job's accounting rows (the job line and its steps)."""
+    job = next(r for r in rows if r["step"] is None)
+    steps = [r for r in rows if r["step"] is not None]
+    state = job["state"]
+    end = job.get("end") or now
+    elapsed = int(end - job["start"]) if job.get("start") else 0
+    cores = job.get("alloc_cpus") or 0
+    cpu = job.get("total_cpu") or 0.0
+    rss = max((r.get("max_rss") or 0 for r in steps), default=0)
+    lines = [f"Job ID: {job['job_id']}", f"User/Group: {job['user']}/{job['user']}",
+             f"State: {state} (exit code {job.get('exit_code', 0)})"]
+    nodes = job.get("nnodes") or 1
+    if nodes > 1:
+        lines += [f"Nodes: {nodes}", f"Cores per node: {cores // nodes}"]
+    else:
+        lines.append(f"Cores: {cores}")
+    if state in ("RUNNING", "PENDING"):
+        lines.append("WARNING: Efficiency statistics may be misleading for RUNNING jobs.")
+    walltime = elapsed * cores
+    lines += [f"CPU Utilized: {format_elapsed(int(cpu))}",
+              f"CPU Efficiency: {100 * cpu / walltime if walltime else 0:.2f}% of {format_elapsed(walltime)} "
+              "core-walltime",
+              f"Job Wall-clock time: {format_elapsed(elapsed)}",
+              f"Memory Utilized: {_size(rss)}"]
+    req_mb = job.get("req_mem") or 0
+    if req_mb > 0:
+        lines.append(f"Memory Efficiency: {100 * rss / (req_mb * 1024):.2f}% of {_size(req_mb * 1024)}")
+    else:
+        lines.append("Memory Efficiency: 0.00% of 0.00 MB (no memory requested)")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    p = ArgumentParser(prog="seff", description=__doc__.splitlines()[0])
+    p.add_argument("jobid")
+    args = p.parse_args(argv)
+    job_id = args.jobid.split("_")[0].split(".")[0]
+    if not job_id.isdigit():
+        print(f"seff: error: Invalid job id {args.jobid}", file=sys.stderr)
+        return 1
+    try:
+        rows = Client().call("GET", "/acct", query={"jobs": job_id})["records"]
+    except ClientError as exc:
+        print(f"seff: error: {exc}", file=sys.stderr)
+        return 1
+    rows = [r for r in rows if str(r["job_id"]) == job_id]
+    if not any(r["step"] is None for r in rows):
+        print("Job not found.", file=sys.stderr)
+        return 2
+    sys.stdout.write(report(rows, time.time()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,92 @@
+"""sstat: what the steps of a running job use now (CPU time, memory), asked of its nodes.
+
+As in Slurm 22.05, only the job's ``srun`` steps are listed unless ``-a``/``--allsteps`` adds
+the batch step (``N.batch``).  Simplification: the default fields are a short list (``JobID,
+NTasks,AveCPU,MaxRSS,MaxRSSNode``) instead of Slurm's several dozen; ``-o`` picks among
+JobID, NTasks, AveCPU, MinCPU, TotalCPU, MaxRSS, MaxRSSNode, AveRSS (AveRSS and MinCPU are
+per-node figures here).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from minislurm.cli.fmt.fields import check_width
+from minislurm.cli.fmt.sacct import cpu_time
+from minislurm.cli.main import ArgumentParser
+from minislurm.client import Client, ClientError
+
+DEFAULT = ["JobID", "NTasks", "AveCPU", "MaxRSS", "MaxRSSNode"]
+FIELDS = {
+    "JobID": (-12, lambda job, s: f"{job}.{s['step']}"),
+    "NTasks": (8, lambda job, s: str(s["ntasks"])),
+    "AveCPU": (10, lambda job, s: cpu_time(s["cpu"] / max(s["ntasks"], 1))),
+    "MinCPU": (10, lambda job, s: cpu_time(s["cpu"] / max(s["ntasks"], 1))),
+    "TotalCPU": (10, lambda job, s: cpu_time(s["cpu"])),
+    "MaxRSS": (10, lambda job, s: f"{s['max_rss']}K"),
+    "MaxRSSNode": (14, lambda job, s: s["max_rss_node"]),
+    "AveRSS": (10, lambda job, s: f"{s['max_rss']}K"),
+}
+
+
+def _fields(text: str | None) -> list[tuple[str, int]]:
+    out = []
+    for item in (text.split(",") if text else DEFAULT):
+        name, _, width = item.strip().partition("%")
+        match = next((f for f in FIELDS if name and f.lower() == name.lower()), None)
+        if match is None:
+            raise ValueError(f'Invalid field requested: "{name}"')
+        size = FIELDS[match][0]
+        if width.lstrip("-").isdigit() and int(width):
+            size = int(width)
+            check_width(abs(size))
+        out.append((match, size))
+    return out
+
+
+def main(argv: list[str]) -> int:
+    p = ArgumentParser(prog="sstat", description=__doc__.splitlines()[0])
+    p.add_argument("-j", "--jobs", required=True)
+    p.add_argument("-a", "--allsteps", action="store_true")
+    p.add_argument("-o", "--format", "--fields")
+    p.add_argument("-n", "--noheader", action="store_true")
+    p.add_argument("-P", "--parsable2", action="store_true")
+    p.add_argument("-p", "--parsable", action="store_true")
+    args = p.parse_args(argv)
+    try:
+        fields = _fields(args.format)
+    except ValueError as exc:
+        print(f"sstat: error: {exc}", file=sys.stderr)
+        return 1
+    lines = []
+    if not args.noheader:
+        lines.append(_line([(n, w, n) for n, w in fields], args))
+        if not (args.parsable or args.parsable2):
+            lines.append(" ".join("-" * abs(w) for _, w in fields) + " ")
+    for text in args.jobs.split(","):
+        job, _, want = text.partition(".")
+        try:
+            steps = Client().call("GET", f"/jobs/{int(job)}/usage")["steps"]
+        except (ClientError, ValueError) as exc:
+            print(f"sstat: error: couldn't get steps for job {job}: {exc}", file=sys.stderr)
+            return 1
+        for s in steps:
+            if (want and s["step"] != want) or (not want and s["step"] == "batch" and not args.allsteps):
+                continue
+            lines.append(_line([(n, w, FIELDS[n][1](job, s)) for n, w in fields], args))
+    sys.stdout.write("".join(line + "\n" for line in lines))
+    return 0
+
+
+def _line(cells: list[tuple[str, int, str]], args) -> str:
+    if args.parsable2 or args.parsable:
+        return "|".join(v for _, _, v in cells) + ("|" if args.parsable else "")
+    out = []
+    for _, width, value in cells:
+        value = value[:abs(width) - 1] + "+" if len(value) > abs(width) else value
+        out.append(value.ljust(-width) if width < 0 else value.rjust(width))
+    return " ".join(out) + " "
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

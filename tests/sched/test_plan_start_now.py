@@ -1,0 +1,49 @@
+"""Plan.start_now (EASY's shortcut for jobs that get no promise) must answer exactly as
+Plan.earliest_start does whenever that start is now, and say None otherwise."""
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from minislurm.core.job import Allocation
+from minislurm.sched.plan import NEVER, Plan
+
+
+def _random_plan(rng: np.random.Generator) -> Plan:
+    nodes = int(rng.integers(2, 12))
+    free = SimpleNamespace(cpu=rng.integers(0, 9, nodes), mem=rng.integers(0, 9, nodes) * 1000,
+                           gpu=rng.integers(0, 5, nodes))
+    running = []
+    for _ in range(int(rng.integers(0, 10))):
+        node = int(rng.integers(nodes))
+        alloc = Allocation((node,), (int(rng.integers(1, 4)),), (1000,), ((0,),))
+        running.append(SimpleNamespace(start_time=0.0, time_limit=float(rng.integers(1, 20) * 60), alloc=alloc))
+    plan = Plan(free, running, now=120, resolution=60)
+    for _ in range(int(rng.integers(0, 6))):
+        chosen = rng.choice(nodes, size=int(rng.integers(1, nodes + 1)), replace=False)
+        start = int(rng.integers(0, 15)) * 60 + 120
+        free_of_promises = all(
+            not ((plan.promises.node == n) & (plan.promises.start < start + 600) & (plan.promises.end > start)).any()
+            for n in chosen)
+        if free_of_promises:
+            plan.reserve(chosen, start, start + int(rng.integers(1, 10)) * 60)
+    return plan
+
+
+def test_start_now_agrees_with_earliest_start():
+    rng = np.random.default_rng(14)
+    now_answers = 0
+    for _ in range(600):
+        plan = _random_plan(rng)
+        req = (int(rng.integers(1, 5)), 1000, int(rng.integers(0, 3)))
+        ready = plan.ready_times(None, req).copy()
+        ready[rng.random(len(ready)) < 0.2] = NEVER  # nodes the job may not use
+        k, duration = int(rng.integers(1, 4)), int(rng.integers(1, 12)) * 60
+        found = plan.earliest_start(ready, k, duration)
+        shortcut = plan.start_now(ready, k, duration)
+        if found is not None and found[0] <= plan.now:
+            now_answers += 1
+            assert shortcut is not None and list(shortcut) == list(found[1])
+        else:
+            assert shortcut is None
+    assert now_answers > 50  # the "now" case was really exercised
