@@ -76,7 +76,8 @@ book: $(STAMP) $(NPM_STAMP)
 	$(VENV)/bin/jupyter-book build -W -n --keep-going --all book/
 
 # Grading with otter-grader, end to end on lab 5: the student version and autograder zip, four
-# example submissions (right, partly right, broken, corrupt), and grades.csv; all in out/grade-demo.
+# example submissions (right, right on the public checks only, broken, corrupt), and grades.csv with
+# the reports beside it; all in out/grade-demo.
 GRADE_DEMO := out/grade-demo
 grade-demo: $(STAMP)
 	rm -rf $(GRADE_DEMO)

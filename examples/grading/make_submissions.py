@@ -6,7 +6,7 @@ STUDENT_NOTEBOOK is `minislurm grade assign`'s student version of labs/05-priori
 submission is a copy with its three answer cells filled in:
 
     alice  the worked answers                                   -> 6/6
-    bob    weights that pass exercise 2's check, not its hidden case -> 5/6
+    bob    weights that pass exercise 2's check, not its hidden one -> 4/6 (all or nothing per question)
     carol  exercise 1 raises, exercise 2 loops forever, exercise 3 prints garbage -> 0/6
     dave   a notebook cut short (not valid JSON)                -> FAILED, 0/6
 """

@@ -2,6 +2,7 @@
 
     minislurm grade assign [LABS...] --out DIST
     minislurm grade run SUBMISSIONS_DIR (--autograder ZIP | --dist DIST) [--timeout S] [--out grades.csv]
+                        [--student NAME ...]
 
 Imports stay inside the subcommands: otter and nbconvert take seconds to import.
 """
@@ -56,6 +57,9 @@ def run_parser() -> ArgumentParser:
                    help="wall-clock limit of a whole submission; past it every question scores 0 "
                         "(default: 900, or 5 x --timeout if that is more)")
     p.add_argument("--jobs", type=int, default=1, help="submissions graded at once (default: 1)")
+    p.add_argument("--student", action="append", metavar="NAME",
+                   help="regrade only this student (repeatable): their rows of an existing --out CSV are "
+                        "replaced, the others kept")
     p.add_argument("--image", default="minislurm-grader",
                    help="Docker image to grade in when a Docker engine answers (default: minislurm-grader)")
     p.add_argument("--docker", choices=["auto", "never", "always"], default="auto",
@@ -96,7 +100,7 @@ def assign_main(argv: list[str]) -> int:
 
 def run_main(argv: list[str]) -> int:
     args = run_parser().parse_args(argv)
-    from minislurm.grade import folder, sandbox
+    from minislurm.grade import folder, report, sandbox
 
     if not args.submissions.is_dir():
         print(f"minislurm grade run: error: {args.submissions} is not a folder", file=sys.stderr)
@@ -119,6 +123,13 @@ def run_main(argv: list[str]) -> int:
     if not subs:
         print(f"minislurm grade run: error: no *.ipynb under {args.submissions}", file=sys.stderr)
         return 1
+    if args.student:
+        unknown = sorted(set(args.student) - {s.student for s in subs})
+        if unknown:
+            print(f"minislurm grade run: error: no submission of {', '.join(unknown)} under {args.submissions}",
+                  file=sys.stderr)
+            return 1
+        subs = [s for s in subs if s.student in args.student]
     print(f"grading {len(subs)} submissions {box.description}; "
           f"cell limit {args.timeout:g} s, submission limit {total:g} s", flush=True)
 
@@ -129,15 +140,19 @@ def run_main(argv: list[str]) -> int:
         print(f"  {g.submission.student} ({g.submission.path.name}): {status} [{g.seconds:.1f} s]", flush=True)
 
     t0 = time.monotonic()
-    graded = folder.grade_folder(args.submissions, autograder=args.autograder, dist=args.dist,
-                                 sandbox=box, cell_timeout=args.timeout, total_timeout=total,
+    graded = folder.grade_folder(subs, sandbox=box, cell_timeout=args.timeout, total_timeout=total,
                                  jobs=args.jobs, progress=progress)
-    n = folder.write_csv(graded, args.out)
+    rows, failures = folder.rows(graded), folder.failures(graded)
+    if args.student:  # regrading: keep everyone else's rows
+        rows, failures = report.merge(report.read_grades(args.out), report.read_failures(report.sibling(args.out, "failures")),
+                                      rows, failures, set(args.student))
+    written = report.write_reports(args.out, rows, failures)
     print()
     print(folder.summary(graded))
     failed = sum(1 for g in graded if g.error)
-    print(f"\nwrote {args.out} ({n} rows) in {time.monotonic() - t0:.1f} s; "
+    print(f"\nwrote {args.out} ({len(rows)} rows) in {time.monotonic() - t0:.1f} s; "
           f"{len(graded) - failed} graded, {failed} failed")
+    print("beside it: " + ", ".join(p.name for p in written[1:] if p.exists()))
     return 0
 
 

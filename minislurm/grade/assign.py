@@ -5,10 +5,13 @@ For each lab this writes the otter master notebook (:mod:`.master`) into a tempo
 subprocess also lets several labs be assigned at once) and keeps two files::
 
     DIST/student/<lab>.ipynb               solutions blanked, grader.check("exercise-N") cells
-    DIST/autograder/<lab>-autograder.zip   every test, hidden ones included, for `grade run`
+    DIST/autograder/<lab>-autograder.zip   every test, hidden ones included, for `grade run`;
+                                           CHECKS in it: the check cells for the referee
 
-By default ``otter assign`` also grades the worked solutions against every test and fails when
-one does not pass, so a broken hidden test is caught here, before students submit.
+By default the worked solutions are then graded as a student's submission would be (the student
+version with its answer cells filled in, through :func:`.sandbox.run_one`), and assigning fails
+unless every question scores full marks: a broken check is caught here, before students submit.
+(otter's own test run is not used: it runs the checks in the notebook's kernel, not as grading does.)
 """
 
 from __future__ import annotations
@@ -23,11 +26,18 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import copy
+import json
+import zipfile
+
 import nbformat
 
-from minislurm.grade.exercises import read_exercises
+from minislurm.grade.exercises import ANSWER, checks_spec, read_exercises
 from minislurm.grade.master import build_master
 from minislurm.grade.quick import ipython_dir
+
+
+CHECKS = "minislurm-checks.json"  # in the autograder zip: the lab's questions, points and check cells
 
 
 class AssignError(RuntimeError):
@@ -63,14 +73,12 @@ def assign_lab(lab: Path, dist: Path, *, run_tests: bool = True, timeout: float 
     name = lab.stem
     nb = nbformat.read(lab, as_version=4)
     exercises = read_exercises(nb)
-    master = build_master(nb, name, run_tests=run_tests)
+    master = build_master(nb, name, run_tests=False)  # otter does not run the checks: check_worked does
     with tempfile.TemporaryDirectory(prefix=f"minislurm-assign-{name}-") as tmp:
         src = Path(tmp) / f"{name}.ipynb"
         nbformat.write(master, src)
         env = dict(os.environ, IPYTHONDIR=str(ipython_dir(Path(tmp) / "ipython")))
-        cmd = [sys.executable, "-m", "minislurm.grade.quick", "assign", "--no-pdfs"]
-        cmd += [] if run_tests else ["--no-run-tests"]
-        cmd += [src.name, "out"]
+        cmd = [sys.executable, "-m", "minislurm.grade.quick", "assign", "--no-pdfs", "--no-run-tests", src.name, "out"]
         proc = subprocess.run(cmd, cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True, timeout=timeout)
         out = Path(tmp) / "out"
@@ -84,10 +92,39 @@ def assign_lab(lab: Path, dist: Path, *, run_tests: bool = True, timeout: float 
         autograder = dist / "autograder" / f"{name}-autograder.zip"
         shutil.copyfile(out / "student" / f"{name}.ipynb", student)
         shutil.copyfile(zips[-1], autograder)
+        with zipfile.ZipFile(autograder, "a") as zf:
+            zf.writestr(CHECKS, json.dumps(checks_spec(nb, name), indent=1))
+        if run_tests:
+            check_worked(nb, student, autograder, Path(tmp) / "worked.ipynb")
     return Assigned(name, student, autograder, len(exercises),
                     sum(e.points for e in exercises.values()),
                     sum(1 for e in exercises.values() for t in e.tests if t.hidden),
                     time.monotonic() - t0)
+
+
+def with_answers(student_nb, answers: list[str]):
+    """The student notebook with its answer cells (otter's tag, in order) replaced by ``answers``."""
+    nb = copy.deepcopy(student_nb)
+    cells = [c for c in nb.cells if "otter_answer_cell" in c.metadata.get("tags", [])]
+    if len(cells) != len(answers):
+        raise AssignError(f"the student notebook has {len(cells)} answer cells, not {len(answers)}")
+    for cell, answer in zip(cells, answers):
+        cell.source = answer
+    return nb
+
+
+def check_worked(lab_nb, student: Path, autograder: Path, scratch: Path) -> None:
+    """Grade the worked solutions as a submission; :class:`AssignError` unless all score full marks."""
+    from minislurm.grade.sandbox import LocalSandbox, run_one
+
+    answers = [c.source for c in lab_nb.cells if ANSWER in c.metadata.get("tags", [])]
+    nbformat.write(with_answers(nbformat.read(student, as_version=4), answers), scratch)
+    outcome = run_one(LocalSandbox(), scratch, autograder, cell_timeout=300, total_timeout=1800)
+    if outcome.error:
+        raise AssignError(f"{student.stem}: grading the worked solutions failed: {outcome.error}\n{outcome.log_tail[-1500:]}")
+    short = {q: r["failed"] for q, r in outcome.result["questions"].items() if r["score"] < r["possible"]}
+    if short:
+        raise AssignError(f"{student.stem}: the worked solutions do not pass every check: {short}")
 
 
 def assign(labs: list[Path], dist: Path, *, run_tests: bool = True, jobs: int = 1) -> list[Assigned]:

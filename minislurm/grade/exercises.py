@@ -7,18 +7,28 @@ CI), so they carry no otter syntax.  Tags say what each cell is:
   and ``# END SOLUTION`` and is blanked in the student version;
 - ``check`` + ``exercise-N``: plain asserts the student sees and runs (public test cases);
 - ``hidden-check`` + ``exercise-N``: more asserts, first line ``# HIDDEN ...``; only the
-  autograder has them (hidden test cases, graded separately, hence partial credit).
+  autograder has them.
 
-Each check cell is worth 1 point unless its metadata says ``"points": N``.
+A question is worth the ``"points"`` of its answer cell's metadata (required), all or nothing: it
+scores them when every check and hidden check passes, else 0.  Check cells carry no points, so a
+check that only tests that an answer is well formed cannot earn anything on its own.  A check
+cell reads from the notebook only the names its answer cell binds, and imports everything else
+under private names: it runs in the referee (:mod:`.referee`), where nothing else of the
+notebook exists.  A check cell's ``"timeout"`` metadata gives it more than the default 30 s (a
+check that starts a live cluster).  The instructor guide has the rules; labs/ has the examples.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
 
+from minislurm.grade.testgen import defined_names, free_names
+
 ANSWER, CHECK, HIDDEN = "answer", "check", "hidden-check"
 EXERCISE_TAG = re.compile(r"exercise-(\d+)")
+CHECK_TIMEOUT = 30.0  # seconds the referee gives a check cell unless its metadata says "timeout"
 
 
 @dataclass
@@ -28,13 +38,16 @@ class TestCell:
     index: int  # position in the lab notebook
     source: str
     hidden: bool
-    points: float = 1.0
+    timeout: float = CHECK_TIMEOUT
 
 
 @dataclass
 class Exercise:
     number: int
     answer: int | None = None  # index of the answer cell
+    points: float = 0.0
+    answers: tuple[str, ...] = ()  # the names the answer cell binds
+    reads: tuple[str, ...] = ()  # those of them the checks read: what the referee asks the kernel for
     tests: list[TestCell] = field(default_factory=list)
 
     @property
@@ -42,9 +55,10 @@ class Exercise:
         """The otter question name, and what students pass to ``grader.check``."""
         return f"exercise-{self.number}"
 
-    @property
-    def points(self) -> float:
-        return sum(t.points for t in self.tests)
+    def spec(self) -> dict:
+        """What the referee needs to grade this question (:func:`checks_spec`)."""
+        return {"points": self.points, "answers": list(self.reads),
+                "checks": [{"source": t.source, "hidden": t.hidden, "timeout": t.timeout} for t in self.tests]}
 
 
 class LabFormatError(ValueError):
@@ -80,13 +94,43 @@ def read_exercises(nb) -> dict[int, Exercise]:
                 raise LabFormatError(f"exercise-{n} has two answer cells")
             if "# BEGIN SOLUTION" not in cell.source or "# END SOLUTION" not in cell.source:
                 raise LabFormatError(f"exercise-{n}: the answer cell has no # BEGIN/END SOLUTION")
-            ex.answer = i
+            points = cell.metadata.get("points")
+            if isinstance(points, bool) or not isinstance(points, (int, float)) or points <= 0:
+                raise LabFormatError(f'exercise-{n}: the answer cell needs "points": N > 0 in its metadata')
+            ex.answer, ex.points = i, float(points)
+            ex.answers = tuple(sorted({v for stmt in ast.parse(cell.source).body for v in defined_names(stmt)}))
         else:
             if ex.answer is None:
                 raise LabFormatError(f"exercise-{n}: a {kind} cell comes before the answer cell")
-            points = float(cell.metadata.get("points", 1))
-            ex.tests.append(TestCell(i, cell.source, hidden=kind == HIDDEN, points=points))
+            if "points" in cell.metadata:
+                raise LabFormatError(f"exercise-{n}: a check cell carries no points (the answer cell's count)")
+            timeout = float(cell.metadata.get("timeout", CHECK_TIMEOUT))
+            ex.tests.append(TestCell(i, cell.source, hidden=kind == HIDDEN, timeout=timeout))
     for n, ex in found.items():
         if not any(not t.hidden for t in ex.tests):
             raise LabFormatError(f"exercise-{n} has no check cell (students need a public test)")
+        ex.reads = _check_reads_only_answers(ex)
     return dict(sorted(found.items()))
+
+
+def _check_reads_only_answers(ex: Exercise) -> tuple[str, ...]:
+    """A check reads its exercise's answers and what its own or earlier checks define, nothing else;
+    returns the answer names the checks read."""
+    known, reads = set(ex.answers), set()
+    for t in ex.tests:
+        body = ast.parse(t.source).body
+        names = free_names(body)
+        reads |= names & set(ex.answers)
+        stray = sorted(names - known - {"__builtins__"})
+        if stray:
+            raise LabFormatError(
+                f"{ex.name}: a check reads {', '.join(stray)}, which the answer cell does not define; "
+                f"import references inside the check under private names "
+                f"(from minislurm... import {stray[0]} as _{stray[0]})")
+        known |= {v for stmt in body for v in defined_names(stmt)}
+    return tuple(sorted(reads))
+
+
+def checks_spec(nb, lab: str) -> dict:
+    """The file the autograder zip carries for the referee: every question, its points and checks."""
+    return {"lab": lab, "questions": {ex.name: ex.spec() for ex in read_exercises(nb).values()}}

@@ -14,8 +14,6 @@ gets 0 for every question of its lab and one ``FAILED`` line that says why; the 
 
 from __future__ import annotations
 
-import ast
-import csv
 import json
 import re
 import zipfile
@@ -42,6 +40,7 @@ class Graded:
     error: str | None = None
     notes: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
+    failures: dict[str, str] = field(default_factory=dict)  # question -> what was wrong (below full marks)
 
 
 def _natural(s: str):
@@ -49,53 +48,11 @@ def _natural(s: str):
 
 
 def questions_in(autograder: Path) -> dict[str, float]:
-    """Question -> points, read from the zip's test files without importing otter.
+    """Question -> points, from the zip's check file (each question all or nothing)."""
+    from minislurm.grade.sandbox import checks_in
 
-    Handles otter's exception-based files (``@test_case(points=...)``) and OK-format files
-    (``test = {...}``), with otter's rule for cases without points: the question's ``points``
-    split among them, or 1 point per question when nothing says.
-    """
-    out: dict[str, float] = {}
-    with zipfile.ZipFile(autograder) as zf:
-        for info in zf.infolist():
-            if not re.fullmatch(r"tests/[^/]+\.py", info.filename):
-                continue
-            name, total, cases = _parse_test_file(zf.read(info).decode("utf-8"))
-            name = name or Path(info.filename).stem
-            given = [c for c in cases if c is not None]
-            missing = len(cases) - len(given)
-            if total is not None:
-                out[name] = float(total) if missing or not cases else float(sum(given))
-            elif missing and not given:
-                out[name] = 1.0
-            else:
-                out[name] = float(sum(given))
-    return dict(sorted(out.items(), key=lambda kv: _natural(kv[0])))
-
-
-def _parse_test_file(source: str) -> tuple[str | None, float | None, list[float | None]]:
-    name, total, cases = None, None, []
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            var = node.targets[0].id
-            try:
-                value = ast.literal_eval(node.value)
-            except ValueError:
-                continue
-            if var == "name":
-                name = value
-            elif var == "points" and isinstance(value, (int, float)):
-                total = value
-            elif var == "test" and isinstance(value, dict):  # OK format
-                name = value.get("name", name)
-                total = value.get("points") if isinstance(value.get("points"), (int, float)) else total
-                cases += [c.get("points") for s in value.get("suites", []) for c in s.get("cases", [])]
-        elif isinstance(node, ast.FunctionDef):
-            for dec in node.decorator_list:
-                if isinstance(dec, ast.Call) and getattr(dec.func, "id", "") == "test_case":
-                    kw = {k.arg: k.value for k in dec.keywords}
-                    cases.append(ast.literal_eval(kw["points"]) if "points" in kw else None)
-    return name, total, cases
+    questions = checks_in(autograder)["questions"]
+    return {q: float(spec["points"]) for q, spec in sorted(questions.items(), key=lambda kv: _natural(kv[0]))}
 
 
 def assignment_name(autograder: Path) -> str:
@@ -159,24 +116,27 @@ def find_submissions(root: Path, *, autograder: Path | None = None,
 def grade_one(sandbox, sub: Submission, *, cell_timeout: float, total_timeout: float) -> Graded:
     questions = questions_in(sub.autograder) if sub.autograder else {}
     if sub.error:
-        return Graded(sub, {q: (0.0, p) for q, p in questions.items()}, sub.error)
+        return Graded(sub, {q: (0.0, p) for q, p in questions.items()}, sub.error,
+                      failures={q: sub.error for q in questions})
     outcome: Outcome = run_one(sandbox, sub.path, sub.autograder, cell_timeout=cell_timeout,
                                total_timeout=total_timeout)
     scores = {q: (0.0, p) for q, p in questions.items()}
+    failures = {q: outcome.error or "not graded" for q in questions}
     if outcome.error is None:
         for q, r in outcome.result.get("questions", {}).items():
-            scores[q] = (float(r["score"]), float(r["possible"]))
-    return Graded(sub, scores, outcome.error, outcome.result.get("notes", {}) or {}, outcome.seconds)
+            if q in questions:  # a question the instructor's zip does not have is not the runner's to add
+                scores[q] = (min(float(r["score"]), questions[q]), questions[q])
+                failures[q] = "; ".join(r.get("failed") or []) if scores[q][0] < questions[q] else ""
+    return Graded(sub, scores, outcome.error, outcome.result.get("notes", {}) or {}, outcome.seconds,
+                  {q: m for q, m in failures.items() if m})
 
 
-def grade_folder(root: Path, *, autograder: Path | None = None, dist: Path | None = None,
-                 sandbox=None, cell_timeout: float = 120, total_timeout: float = 900,
+def grade_folder(subs: list[Submission], *, sandbox=None, cell_timeout: float = 120, total_timeout: float = 900,
                  jobs: int = 1, progress=None) -> list[Graded]:
-    """Grade every submission under ``root``; ``progress(graded)`` is called as each one ends."""
+    """Grade the submissions (:func:`find_submissions`); ``progress(graded)`` is called as each one ends."""
     from minislurm.grade.sandbox import LocalSandbox
 
     sandbox = sandbox or LocalSandbox()
-    subs = find_submissions(root, autograder=autograder, dist=dist)
 
     def one(sub: Submission) -> Graded:
         g = grade_one(sandbox, sub, cell_timeout=cell_timeout, total_timeout=total_timeout)
@@ -203,19 +163,13 @@ def rows(graded: list[Graded]) -> list[tuple[str, str, float, float]]:
     return sorted(out, key=lambda r: (_natural(r[0]), _natural(r[1])))
 
 
+def failures(graded: list[Graded]) -> dict[tuple[str, str], str]:
+    """(student, question) -> what was wrong, for every question below full marks."""
+    return {(g.submission.student, question_label(graded, g, q)): m for g in graded for q, m in g.failures.items()}
+
+
 def _num(x: float) -> str:
     return f"{x:g}"
-
-
-def write_csv(graded: list[Graded], path: Path) -> int:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    table = rows(graded)
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(["student", "question", "score", "max"])
-        for student, question, score, most in table:
-            w.writerow([student, question, _num(score), _num(most)])
-    return len(table)
 
 
 def summary(graded: list[Graded]) -> str:
@@ -240,4 +194,7 @@ def summary(graded: list[Graded]) -> str:
             out.append(f"FAILED {where}: {g.error}")
         for q, note in sorted(g.notes.items(), key=lambda kv: _natural(kv[0])):
             out.append(f"note   {where} {q}: {note}")
+        if not g.error:
+            for q, why in sorted(g.failures.items(), key=lambda kv: _natural(kv[0])):
+                out.append(f"wrong  {where} {q}: {why}")
     return "\n".join(out)

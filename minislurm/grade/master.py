@@ -89,7 +89,9 @@ def build_master(lab, name: str, *, run_tests: bool = True):
         same = sum(1 for t in tests[n] if t[0] == tc.hidden) + 1
         fname = f"test_exercise_{n}_{kind}" + (f"_{same}" if tc.hidden or same > 1 else "")
         fn = case_function(fname, tc.source, defs)
-        tests[n].append((tc.hidden, case_cell_source(fn, points=tc.points, hidden=tc.hidden)))
+        # otter's cases are for the students' grader.check; grading is the referee's (all or nothing)
+        points = exercises[n].points if not tests[n] else 0
+        tests[n].append((tc.hidden, case_cell_source(fn, points=points, hidden=tc.hidden)))
         defs.add_cell(tc.source)
 
     cells = [_yaml_block("ASSIGNMENT CONFIG", assignment_config(name, run_tests=run_tests))]

@@ -1,7 +1,8 @@
 """Run one submission's grading (:mod:`.runner`) in isolation, under a wall-clock limit.
 
-Every submission gets its own temporary folder (the notebook and the autograder zip are copied
-in; nothing else of the instructor's is in reach by relative path) and its own process.  When the
+Every submission gets its own temporary folder and its own process.  The notebook and the lab's
+checks reach the runner on its stdin, never as files, and the result comes back on its stdout
+after a random nonce: a submission can neither read the hidden checks nor write a result.  When the
 whole run takes longer than the limit, the runner, its Jupyter kernel (which jupyter_client
 starts in a session of its own, out of reach of a process-group kill) and anything they started
 are killed, and the submission is reported as timed out.
@@ -9,8 +10,8 @@ are killed, and the submission is reported as timed out.
 Two ways to run, chosen once per ``grade run``:
 
 - :class:`DockerSandbox` when a Docker engine answers and the grading image exists: each
-  submission in a fresh container with no network, a read-only root file system and read-only
-  inputs, limited CPUs, memory and process count, as an unprivileged user.  The image
+  submission in a fresh container with no network, a read-only root file system, no mounts,
+  limited CPUs, memory and process count, as an unprivileged user.  The image
   (``make grader-image``: docker/grader) contains minislurm with its requirements.
 - :class:`LocalSandbox` otherwise: a local subprocess.  Student code then runs as the instructor,
   with the network, so grade untrusted submissions with Docker.
@@ -25,6 +26,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -52,10 +54,8 @@ class LocalSandbox:
     name = "local"
     description = "locally, without Docker: student code runs unsandboxed as this user"
 
-    def command(self, work: Path, cell_timeout: float, tag: str) -> list[str]:
-        return [sys.executable, *RUNNER, str(work / "in" / "submission.ipynb"),
-                str(work / "in" / "autograder.zip"), str(work / "out" / "result.json"),
-                "--cell-timeout", f"{cell_timeout:g}"]
+    def command(self, work: Path, tag: str) -> list[str]:
+        return [sys.executable, *RUNNER]
 
     def env(self, work: Path) -> dict[str, str]:
         """A short environment: the student's code gets no tokens or other settings of ours."""
@@ -78,11 +78,11 @@ class DockerSandbox:
 
     @property
     def description(self) -> str:
-        return (f"in Docker image {self.image!r}: no network, read-only inputs, "
+        return (f"in Docker image {self.image!r}: no network, read-only root, "
                 f"{self.cpus} CPU, {self.memory} memory")
 
-    def command(self, work: Path, cell_timeout: float, tag: str) -> list[str]:
-        return ["docker", "run", "--rm", "--name", tag,
+    def command(self, work: Path, tag: str) -> list[str]:
+        return ["docker", "run", "--rm", "-i", "--name", tag,
                 # no network; the host name still resolves (srun looks its own address up)
                 "--network", "none", "--hostname", "grader", "--add-host", "grader:127.0.0.1",
                 "--read-only", "--tmpfs", "/tmp:rw,exec,size=512m",
@@ -90,9 +90,7 @@ class DockerSandbox:
                 "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
                 "--user", GRADER_USER,
                 "-e", "HOME=/tmp", "-e", "MPLBACKEND=Agg", "--workdir", "/tmp",
-                "-v", f"{work / 'in'}:/grade/in:ro", "-v", f"{work / 'out'}:/grade/out:rw",
-                self.image, "python", *RUNNER, "/grade/in/submission.ipynb",
-                "/grade/in/autograder.zip", "/grade/out/result.json", "--cell-timeout", f"{cell_timeout:g}"]
+                self.image, "python", *RUNNER]
 
     def env(self, work: Path) -> dict[str, str]:
         return dict(os.environ)
@@ -181,23 +179,46 @@ def kill_leftovers(work: Path) -> None:
             continue
 
 
+def checks_in(autograder: Path) -> dict:
+    """The lab's questions and check cells (``grade assign`` puts them in the zip)."""
+    import zipfile
+
+    from minislurm.grade.assign import CHECKS
+
+    with zipfile.ZipFile(autograder) as zf:
+        try:
+            return json.loads(zf.read(CHECKS))
+        except KeyError:
+            raise ValueError(f"{autograder} has no {CHECKS}: assign the lab again with this minislurm") from None
+
+
 def run_one(sandbox, submission: Path, autograder: Path, *, cell_timeout: float,
             total_timeout: float) -> Outcome:
     """Grade ``submission`` in a fresh folder; never raises for a bad submission."""
     t0 = time.monotonic()
     work = Path(tempfile.mkdtemp(prefix="minislurm-grade-"))
     try:
-        for sub in ("in", "out", "tmp"):
-            (work / sub).mkdir()
-        shutil.copyfile(submission, work / "in" / "submission.ipynb")
-        shutil.copyfile(autograder, work / "in" / "autograder.zip")
-        os.chmod(work / "out", 0o777)  # the container's user may differ from ours
+        (work / "tmp").mkdir()
+        nonce = uuid.uuid4().hex
+        try:
+            text = submission.read_bytes().decode("utf-8", errors="replace")
+        except OSError as e:
+            return Outcome(error=f"unreadable: {e}")
+        request = json.dumps({"nonce": nonce, "cell_timeout": cell_timeout, "notebook": text,
+                              "checks": checks_in(autograder)}) + "\n"
         tag = f"minislurm-grade-{uuid.uuid4().hex[:12]}"
-        cmd = sandbox.command(work, cell_timeout, tag)
         log_path = work / "log.txt"
         with open(log_path, "wb") as log:
-            proc = subprocess.Popen(cmd, cwd=work / "tmp", env=sandbox.env(work), stdin=subprocess.DEVNULL,
-                                    stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            proc = subprocess.Popen(sandbox.command(work, tag), cwd=work / "tmp", env=sandbox.env(work),
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                                    start_new_session=True)
+            # Threads, not communicate(): a process the submission leaves behind may hold stdout
+            # open, and only the runner's own exit (or the limit) may end the wait.
+            chunks: list[bytes] = []
+            reader = threading.Thread(target=_drain, args=(proc.stdout, chunks), daemon=True)
+            writer = threading.Thread(target=_feed, args=(proc.stdin, request.encode()), daemon=True)
+            reader.start()
+            writer.start()
             try:
                 proc.wait(timeout=total_timeout)
                 timed_out = False
@@ -205,23 +226,43 @@ def run_one(sandbox, submission: Path, autograder: Path, *, cell_timeout: float,
                 sandbox.stop(proc, tag)  # before wait(): an unreaped pid cannot have been reused
                 proc.wait()
                 timed_out = True
+            reader.join(timeout=2)
+            out = b"".join(chunks)
         kill_leftovers(work)  # e.g. a kernel orphaned by a crashed runner
-        tail = _tail(log_path)
+        mark = f"RESULT {nonce} ".encode()
+        said = b"\n".join(line for line in (out or b"").splitlines() if not line.startswith(mark))
+        tail = (_tail(log_path) + said[-2000:].decode("utf-8", errors="replace")).strip()
         if timed_out:
             return Outcome(error=f"timed out: grading took longer than {total_timeout:g} s as a whole",
                            seconds=time.monotonic() - t0, log_tail=tail)
-        result_path = work / "out" / "result.json"
-        if not result_path.exists():
-            last = tail.strip().splitlines()[-1] if tail.strip() else "no output"
+        lines = [line for line in (out or b"").splitlines() if line.startswith(mark)]
+        if not lines:
+            last = tail.splitlines()[-1] if tail else "no output"
             return Outcome(error=f"the grader exited with status {proc.returncode} and no result: {last}",
                            seconds=time.monotonic() - t0, log_tail=tail)
         try:
-            result = json.loads(result_path.read_text(encoding="utf-8"))
+            result = json.loads(lines[-1][len(mark):])
         except ValueError as e:
             return Outcome(error=f"unreadable result: {e}", seconds=time.monotonic() - t0, log_tail=tail)
         return Outcome(result=result, error=result.get("error"), seconds=time.monotonic() - t0, log_tail=tail)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _drain(stream, chunks: list[bytes]) -> None:
+    try:
+        while data := stream.read1(65536):
+            chunks.append(data)
+    except (OSError, ValueError):
+        pass
+
+
+def _feed(stream, data: bytes) -> None:
+    try:
+        stream.write(data)
+        stream.close()
+    except (OSError, ValueError):  # the runner died or never read: its exit says why
+        pass
 
 
 def _tail(path: Path, limit: int = 4000) -> str:

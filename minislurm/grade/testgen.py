@@ -43,15 +43,30 @@ def free_names(body: list[ast.stmt]) -> set[str]:
 
 
 def defined_names(stmt: ast.stmt) -> set[str]:
-    """Names a top-level statement binds, for the definitions a later cell may use."""
+    """Names a top-level statement binds (also inside ``with``/``if``/``for``/``try`` blocks), for the
+    definitions a later cell may use."""
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return {stmt.name}
     if isinstance(stmt, (ast.Import, ast.ImportFrom)):
         return {(a.asname or a.name).split(".")[0] for a in stmt.names}
-    if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-        return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-    return set()
+    targets: list[ast.AST] = []
+    if isinstance(stmt, ast.Assign):
+        targets = list(stmt.targets)
+    elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+        targets = [stmt.target]
+    elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+        targets = [stmt.target]
+    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+        targets = [item.optional_vars for item in stmt.items if item.optional_vars is not None]
+    names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    for block in ("body", "orelse", "finalbody"):
+        for inner in getattr(stmt, block, []) if not isinstance(stmt, ast.Assign) else []:
+            names |= defined_names(inner)
+    for handler in getattr(stmt, "handlers", []):
+        names |= {handler.name} if handler.name else set()
+        for inner in handler.body:
+            names |= defined_names(inner)
+    return names
 
 
 class Definitions:

@@ -3,12 +3,13 @@ from the student notebooks (answer cells filled with given code)."""
 
 from __future__ import annotations
 
-import copy
 import subprocess
 import sys
 from pathlib import Path
 
 import nbformat
+
+from minislurm.grade.assign import with_answers
 
 ROOT = Path(__file__).resolve().parents[2]
 LABS = sorted(p.stem for p in (ROOT / "labs").glob("*.ipynb"))
@@ -28,12 +29,9 @@ def worked_answers(lab: str) -> list[str]:
 
 def write_submission(student_nb: Path, path: Path, answers: list[str | None]) -> Path:
     """The student notebook with its answer cells replaced (None: left blank)."""
-    nb = copy.deepcopy(nbformat.read(student_nb, as_version=4))
-    cells = [c for c in nb.cells if "otter_answer_cell" in c.metadata.get("tags", [])]
-    assert len(cells) == len(answers)
-    for cell, answer in zip(cells, answers):
-        if answer is not None:
-            cell.source = answer
+    nb = nbformat.read(student_nb, as_version=4)
+    blanks = [c.source for c in nb.cells if "otter_answer_cell" in c.metadata.get("tags", [])]
+    assert len(blanks) == len(answers)
     path.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, path)
+    nbformat.write(with_answers(nb, [a if a is not None else b for a, b in zip(answers, blanks)]), path)
     return path

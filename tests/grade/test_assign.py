@@ -11,25 +11,28 @@ import pytest
 from nbclient import NotebookClient
 
 from gradekit import LABS, worked_answers
+from minislurm.grade.assign import CHECKS
 from minislurm.grade.folder import questions_in
 from minislurm.grade.quick import ipython_dir
 
 TWO_EACH = {"exercise-1": 2, "exercise-2": 2, "exercise-3": 2}
-POINTS = {"01-cluster-basics": TWO_EACH, "02-batch-jobs": TWO_EACH, "03-gres-packing": TWO_EACH,
+LIVE_4 = {**TWO_EACH, "exercise-4": 3}  # exercise 4 runs the student's work on a live cluster
+POINTS = {"01-cluster-basics": LIVE_4, "02-batch-jobs": LIVE_4, "03-gres-packing": TWO_EACH,
           "04-srun-env": TWO_EACH, "05-priority": TWO_EACH,
           "06-backfill": {"exercise-1": 2, "exercise-2": 3, "exercise-3": 2},
-          "07-failures": {"exercise-1": 3, "exercise-2": 2, "exercise-3": 2},
-          "08-at-scale": TWO_EACH, "08b-scenario-1": TWO_EACH,
-          "10-daily-work": {**TWO_EACH, "exercise-4": 2}}
+          "07-failures": {"exercise-1": 3, "exercise-2": 2, "exercise-3": 2, "exercise-4": 3},
+          "08-at-scale": TWO_EACH,
+          "08b-scenario-1": {"exercise-1": 1, "exercise-2": 1, "exercise-3": 1},
+          "10-daily-work": {"exercise-1": 1, "exercise-2": 2, "exercise-3": 2, "exercise-4": 2}}
 
 
-def test_assign_reports_each_lab_and_checks_the_solutions(dist):
+def test_assign_reports_each_lab(dist):
     out, stdout = dist
     for lab in LABS:
         assert f"{lab}: {len(POINTS[lab])} questions, {sum(POINTS[lab].values())} points" in stdout
         assert (out / "student" / f"{lab}.ipynb").is_file()
         assert (out / "autograder" / f"{lab}-autograder.zip").is_file()
-    assert f"{len(LABS)} labs in" in stdout and "the worked solutions pass every test" in stdout
+    assert f"{len(LABS)} labs in" in stdout  # (--no-run-tests: test_catalogue.py grades the worked solutions)
 
 
 @pytest.mark.parametrize("lab", LABS)
@@ -59,7 +62,11 @@ def test_autograder_zip_has_every_test_with_its_points(dist, lab):
     with zipfile.ZipFile(z) as zf:
         assert json.loads(zf.read("otter_config.json"))["assignment_name"] == lab
         tests = zf.read("tests/exercise-1.py").decode()
+        checks = json.loads(zf.read(CHECKS))
     assert "hidden=True" in tests and "hidden=False" in tests and "OK_FORMAT = False" in tests
+    assert checks["lab"] == lab and list(checks["questions"]) == list(POINTS[lab])
+    for q in checks["questions"].values():  # every question has a public and a hidden check for the referee
+        assert {c["hidden"] for c in q["checks"]} == {False, True} and q["answers"]
 
 
 @pytest.mark.parametrize("lab", LABS)

@@ -57,17 +57,28 @@ def test_test_cells_carry_otter_config_with_points_and_visibility():
 
 def test_exercises_are_read_from_tags_with_hidden_checks_and_points():
     nb = lab(code("x = 1"),
-             code("# BEGIN SOLUTION\na = 1\n# END SOLUTION", "answer", "exercise-1"),
-             code("assert a == 1", "check", "exercise-1"),
-             code("# HIDDEN\nassert a > 0", "hidden-check", "exercise-1", points=2))
+             code("# BEGIN SOLUTION\ndef helper():\n    return 1\na = helper()\n# END SOLUTION", "answer", "exercise-1",
+                  points=3),
+             code("from math import floor as _floor\nassert a == _floor(1.5)", "check", "exercise-1"),
+             code("# HIDDEN\nassert a > _floor(0.5)", "hidden-check", "exercise-1", timeout=90))
     ex = read_exercises(nb)[1]
-    assert (ex.name, ex.answer, ex.points) == ("exercise-1", 1, 3.0)
-    assert [(t.index, t.hidden) for t in ex.tests] == [(2, False), (3, True)]
+    assert (ex.name, ex.answer, ex.points, ex.answers, ex.reads) == ("exercise-1", 1, 3.0, ("a", "helper"), ("a",))
+    assert [(t.index, t.hidden, t.timeout) for t in ex.tests] == [(2, False, 30.0), (3, True, 90.0)]
+    assert ex.spec()["answers"] == ["a"] and ex.spec()["points"] == 3.0
+
+
+SOLVED = "# BEGIN SOLUTION\na = 1\n# END SOLUTION"
 
 
 @pytest.mark.parametrize("cells, message", [
-    ([code("a = 1", "answer", "exercise-1"), code("assert a", "check", "exercise-1")], "BEGIN/END SOLUTION"),
-    ([code("# BEGIN SOLUTION\na = 1\n# END SOLUTION", "answer", "exercise-1")], "no check cell"),
+    ([code("a = 1", "answer", "exercise-1", points=1), code("assert a", "check", "exercise-1")], "BEGIN/END SOLUTION"),
+    ([code(SOLVED, "answer", "exercise-1", points=1)], "no check cell"),
+    ([code(SOLVED, "answer", "exercise-1"), code("assert a", "check", "exercise-1")], '"points": N > 0'),
+    ([code(SOLVED, "answer", "exercise-1", points=1), code("assert a", "check", "exercise-1", points=1)],
+     "check cell carries no points"),
+    # a check may not read a notebook name other than the answers: it runs where nothing else exists
+    ([code(SOLVED, "answer", "exercise-1", points=1), code("assert a == rank(1)", "check", "exercise-1")],
+     "a check reads rank, which the answer cell does not define"),
     ([code("assert a", "check", "exercise-1")], "before the answer"),
     ([code("assert a", "check")], "exactly one exercise-N"),
 ])
@@ -85,6 +96,7 @@ def test_lab6_master_keeps_the_chart_of_exercise_3_runnable_for_students():
     assert sum('\nhidden: true\n' in s for s in sources) == 4
     assert sum('\nhidden: false\n' in s for s in sources) == 3
     helper, chart = master.cells[-2], master.cells[-1]
+    assert "from minislurm.lab.scenario import LabJob as _LabJob, run_scenario as _run_scenario" in helper.source
     assert helper.source.startswith("# Defined by a check above") and "def queued(start_h):" in helper.source
     assert "raises-exception" in chart.metadata["tags"]
     assert chart.source.startswith("# Runs once you have answered exercise 3.\ngantt(queued(window_start_h)")

@@ -1,6 +1,6 @@
 """``minislurm grade run --docker always`` in the grading image (``make grader-image``): the same
 grades as the local path, every lab (some start a live cluster), the whole-submission limit, and a
-submission that tries the network and writes outside /tmp and /grade/out.
+submission that tries the network and writes outside /tmp.
 
 Skipped unless a Docker engine answers and the image exists."""
 
@@ -45,7 +45,7 @@ if _escaped:
 
 
 def grade(*args: str) -> subprocess.CompletedProcess:
-    proc = minislurm("grade", "run", *args)
+    proc = minislurm("grade", "run", *args, timeout=900)  # every lab in 1-CPU containers, some start clusters
     assert proc.returncode == 0, proc.stdout
     return proc
 
@@ -71,7 +71,7 @@ def test_docker_gives_exactly_the_local_grades_and_notes(dist, tmp_path):
 
     assert f"grading 5 submissions in Docker image '{IMAGE}': no network" in docker.stdout
     assert read_csv(tmp_path / "docker.csv") == read_csv(tmp_path / "local.csv")
-    assert ["bob", "exercise-2", "1", "2"] in read_csv(tmp_path / "docker.csv")  # the hidden case ran
+    assert ["bob", "exercise-2", "0", "2"] in read_csv(tmp_path / "docker.csv")  # the hidden check ran
     assert reports(docker.stdout) == reports(local.stdout)
     assert "4 graded, 1 failed" in docker.stdout
     assert grade_processes() == [] and containers() == []

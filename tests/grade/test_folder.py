@@ -12,38 +12,22 @@ from pathlib import Path
 
 import pytest
 
-from minislurm.grade import folder, sandbox
-
-EXC_TEST = '''from otter.test_files import test_case
-
-OK_FORMAT = False
-
-name = "{name}"
-points = None
-
-@test_case(points=1, hidden=False)
-def test_a(x):
-    assert x
-
-@test_case(points=2, hidden=True)
-def test_b(x):
-    assert x
-'''
-OK_TEST = 'OK_FORMAT = True\n\ntest = {"name": "q9", "points": 3, "suites": [{"cases": [{"code": ">>> 1", "hidden": False}]}]}\n'
-
+from minislurm.grade import folder, report, sandbox
+from minislurm.grade.assign import CHECKS
 
 def make_zip(path: Path, lab: str, names=("exercise-1", "exercise-10", "exercise-2")) -> Path:
+    """An autograder zip as ``grade assign`` writes it, reduced to what ``grade run`` reads."""
+    questions = {n: {"points": 3, "answers": ["x"], "checks": [{"source": "assert x", "hidden": False}]}
+                 for n in names}
     with zipfile.ZipFile(path, "w") as zf:
         zf.writestr("otter_config.json", json.dumps({"assignment_name": lab}))
-        for n in names:
-            zf.writestr(f"tests/{n}.py", EXC_TEST.format(name=n))
-        zf.writestr("tests/q9.py", OK_TEST)
+        zf.writestr(CHECKS, json.dumps({"lab": lab, "questions": questions}))
     return path
 
 
 def test_questions_and_points_come_from_the_zip_in_natural_order(tmp_path):
     z = make_zip(tmp_path / "lab-autograder.zip", "lab")
-    assert folder.questions_in(z) == {"exercise-1": 3, "exercise-2": 3, "exercise-10": 3, "q9": 3}
+    assert list(folder.questions_in(z).items()) == [("exercise-1", 3), ("exercise-2", 3), ("exercise-10", 3)]
     assert folder.assignment_name(z) == "lab"
 
 
@@ -81,18 +65,23 @@ def test_students_are_file_names_or_folders_and_labs_come_from_names_or_metadata
 def test_csv_and_summary(tmp_path):
     sub = folder.Submission("zoe", tmp_path / "zoe.ipynb", "lab")
     bad = folder.Submission("al", tmp_path / "al.ipynb", "lab")
-    graded = [folder.Graded(sub, {"exercise-2": (1.0, 2.0), "exercise-1": (0.5, 1.0)},
-                            notes={"exercise-1": "the answer cell raised KeyError: 'x'"}),
-              folder.Graded(bad, {"exercise-1": (0.0, 1.0), "exercise-2": (0.0, 2.0)}, error="timed out")]
+    graded = [folder.Graded(sub, {"exercise-2": (2.0, 2.0), "exercise-1": (0.0, 1.0)},
+                            notes={"exercise-1": "the answer cell raised KeyError: 'x'"},
+                            failures={"exercise-1": "x is not defined"}),
+              folder.Graded(bad, {"exercise-1": (0.0, 1.0), "exercise-2": (0.0, 2.0)}, error="timed out",
+                            failures={"exercise-1": "timed out", "exercise-2": "timed out"})]
     out = tmp_path / "g" / "grades.csv"
-    assert folder.write_csv(graded, out) == 4
+    report.write_grades(out, folder.rows(graded))
     assert out.read_text().splitlines() == ["student,question,score,max", "al,exercise-1,0,1", "al,exercise-2,0,2",
-                                            "zoe,exercise-1,0.5,1", "zoe,exercise-2,1,2"]
+                                            "zoe,exercise-1,0,1", "zoe,exercise-2,2,2"]
+    assert folder.failures(graded) == {("zoe", "exercise-1"): "x is not defined", ("al", "exercise-1"): "timed out",
+                                       ("al", "exercise-2"): "timed out"}
     text = folder.summary(graded).splitlines()
     assert text[0].split() == ["student", "exercise-1", "exercise-2", "total"]
-    assert text[1].split() == ["al", "0/1", "0/2", "0/3"] and text[2].split() == ["zoe", "0.5/1", "1/2", "1.5/3"]
+    assert text[1].split() == ["al", "0/1", "0/2", "0/3"] and text[2].split() == ["zoe", "0/1", "2/2", "2/3"]
     assert text[3:] == ["FAILED al (al.ipynb): timed out",
-                        "note   zoe (zoe.ipynb) exercise-1: the answer cell raised KeyError: 'x'"]
+                        "note   zoe (zoe.ipynb) exercise-1: the answer cell raised KeyError: 'x'",
+                        "wrong  zoe (zoe.ipynb) exercise-1: x is not defined"]
 
 
 class FakeSandbox(sandbox.LocalSandbox):
@@ -102,8 +91,8 @@ class FakeSandbox(sandbox.LocalSandbox):
     def __init__(self, script: str):
         self.script = script
 
-    def command(self, work, cell_timeout, tag):
-        return [sys.executable, "-c", self.script, str(work / "out" / "result.json")]
+    def command(self, work, tag):
+        return [sys.executable, "-c", "import json, sys; NONCE = json.loads(sys.stdin.readline())['nonce']\n" + self.script]
 
 
 SPAWN = ("import subprocess, sys, time\n"
@@ -131,7 +120,7 @@ def test_past_the_whole_limit_the_runner_and_its_detached_kernel_are_killed(tmp_
     (tmp_path / "s.ipynb").write_text("{}")
     box = FakeSandbox(SPAWN + "time.sleep(60)")
     t0 = time.monotonic()
-    outcome = sandbox.run_one(box, tmp_path / "s.ipynb", tmp_path / "s.ipynb", cell_timeout=1, total_timeout=1.5)
+    outcome = sandbox.run_one(box, tmp_path / "s.ipynb", make_zip(tmp_path / "z.zip", "lab"), cell_timeout=1, total_timeout=1.5)
     assert time.monotonic() - t0 < 10
     assert outcome.error == "timed out: grading took longer than 1.5 s as a whole"
     assert fake_kernels() == []
@@ -142,20 +131,19 @@ def test_a_kernel_orphaned_by_a_finished_runner_is_killed(tmp_path):
     (tmp_path / "s.ipynb").write_text("{}")
     orphan = ("import subprocess, sys\n"  # like a kernel: a session of its own, a file of the folder
               "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)  # minislurm-fake-orphan',"
-              " sys.argv[1]], start_new_session=True)\n")
-    sandbox.run_one(FakeSandbox(orphan), tmp_path / "s.ipynb", tmp_path / "s.ipynb", cell_timeout=1,
+              " __import__('os').getcwd()], start_new_session=True)\n")
+    sandbox.run_one(FakeSandbox(orphan), tmp_path / "s.ipynb", make_zip(tmp_path / "z.zip", "lab"), cell_timeout=1,
                     total_timeout=30)
     assert fake_kernels(b"minislurm-fake-orphan") == []
 
 
 def test_a_result_is_read_back_and_a_silent_crash_is_reported(tmp_path):
     (tmp_path / "s.ipynb").write_text("{}")
-    ok = FakeSandbox("import json, sys; json.dump({'questions': {'q': {'score': 1, 'possible': 1}}, 'error': None},"
-                     " open(sys.argv[1], 'w'))")
-    outcome = sandbox.run_one(ok, tmp_path / "s.ipynb", tmp_path / "s.ipynb", cell_timeout=1, total_timeout=30)
+    ok = FakeSandbox("print('RESULT', NONCE, json.dumps({'questions': {'q': {'score': 1, 'possible': 1}}, 'error': None}))")
+    outcome = sandbox.run_one(ok, tmp_path / "s.ipynb", make_zip(tmp_path / "z.zip", "lab"), cell_timeout=1, total_timeout=30)
     assert outcome.error is None and outcome.result["questions"]["q"]["score"] == 1
     crash = FakeSandbox("print('boom'); raise SystemExit(3)")
-    outcome = sandbox.run_one(crash, tmp_path / "s.ipynb", tmp_path / "s.ipynb", cell_timeout=1, total_timeout=30)
+    outcome = sandbox.run_one(crash, tmp_path / "s.ipynb", make_zip(tmp_path / "z.zip", "lab"), cell_timeout=1, total_timeout=30)
     assert outcome.error == "the grader exited with status 3 and no result: boom"
 
 
@@ -167,9 +155,10 @@ def test_docker_is_used_only_when_an_engine_answers(monkeypatch):
     monkeypatch.setattr(sandbox, "docker_ready", lambda image: True)
     box = sandbox.choose("img")
     assert isinstance(box, sandbox.DockerSandbox)
-    cmd = box.command(Path("/w"), 5, "tag1")
-    assert cmd[:5] == ["docker", "run", "--rm", "--name", "tag1"]
-    for flag in (["--network", "none"], ["--read-only"], ["-v", "/w/in:/grade/in:ro"], ["--memory", "2g"]):
+    cmd = box.command(Path("/w"), "tag1")
+    assert cmd[:6] == ["docker", "run", "--rm", "-i", "--name", "tag1"]
+    assert "-v" not in cmd  # nothing mounted: the notebook and the checks come on stdin
+    for flag in (["--network", "none"], ["--read-only"], ["--memory", "2g"]):
         assert any(cmd[i:i + len(flag)] == flag for i in range(len(cmd)))
     assert cmd[cmd.index("img") + 1:][:3] == ["python", "-m", "minislurm.grade.runner"]
     assert isinstance(sandbox.choose("img", docker="never"), sandbox.LocalSandbox)

@@ -1,6 +1,8 @@
-"""``minislurm grade run`` on folders of submissions: full marks, partial credit from a hidden
-test, answers that raise, loop or print garbage, a corrupt notebook, and a submission that runs
-past the whole-submission limit.  Every number is exact."""
+"""``minislurm grade run`` on folders of submissions: full marks, a hidden check that fails (0 on the
+question: no partial credit), answers that raise, loop or print garbage, a corrupt notebook, bad
+input (another lab, cells moved or deleted, a notebook that snoops or forges), a submission past
+the whole-submission limit, the instructor's reports and regrading one student.  Every number is
+exact."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ GARBAGE = ("import sys\n"
            "print('{\"tests\": [{\"name\": \"exercise-1\", \"score\": 99}]}')\n")
 SUBMISSIONS = {
     "alice": RIGHT,
-    # passes every public check; exercise 2's hidden case (long-eval aged 7 days) fails
+    # passes every public check; exercise 2's hidden check (long-eval aged 7 days) fails: 0 on it
     "bob": [RIGHT[0], "my_weights = Weights(age=1000, fairshare=1000, jobsize=10000)", RIGHT[2]],
     # raises / loops forever / prints garbage instead of an answer
     "carol": ["ablation_priority = 1 / 0", "while True:\n    pass", GARBAGE + 'longest_half_life_days = "3 days"'],
@@ -73,7 +75,7 @@ def test_a_folder_of_submissions_gives_exact_grades_and_says_what_failed(dist, t
     assert read_csv(grades) == [
         ["student", "question", "score", "max"],
         ["alice", "exercise-1", "2", "2"], ["alice", "exercise-2", "2", "2"], ["alice", "exercise-3", "2", "2"],
-        ["bob", "exercise-1", "2", "2"], ["bob", "exercise-2", "1", "2"], ["bob", "exercise-3", "2", "2"],
+        ["bob", "exercise-1", "2", "2"], ["bob", "exercise-2", "0", "2"], ["bob", "exercise-3", "2", "2"],
         ["carol", "exercise-1", "0", "2"], ["carol", "exercise-2", "0", "2"], ["carol", "exercise-3", "0", "2"],
         ["dave", "exercise-1", "0", "2"], ["dave", "exercise-2", "0", "2"], ["dave", "exercise-3", "0", "2"],
         ["erin", "exercise-1", "2", "2"], ["erin", "exercise-2", "0", "2"], ["erin", "exercise-3", "2", "2"],
@@ -84,11 +86,88 @@ def test_a_folder_of_submissions_gives_exact_grades_and_says_what_failed(dist, t
     assert "note   carol (carol.ipynb) exercise-1: the answer cell raised ZeroDivisionError: division by zero" in text
     assert "note   carol (carol.ipynb) exercise-2: the answer cell ran past the 5 s cell time limit" in text
     assert "note   erin (erin.ipynb) exercise-2: the answer cell ran past the 5 s cell time limit" in text
+    assert "wrong  bob (bob.ipynb) exercise-2: hidden check: age overtakes pretrain-7b" in text
     assert "4 graded, 1 failed" in text
     lines = {line.split()[0]: line.split() for line in text.splitlines() if line[:1].isalpha()}
-    assert lines["bob"][1:] == ["2/2", "1/2", "2/2", "5/6"]
+    assert lines["bob"][1:] == ["2/2", "0/2", "2/2", "4/6"]
     assert lines["erin"][1:] == ["2/2", "0/2", "2/2", "4/6"]
     assert grade_processes() == []  # no kernel left looping
+
+    # beside grades.csv: what went wrong, per question, for a gradebook, and as a chart
+    assert read_csv(tmp_path / "grades-questions.csv") == [
+        ["question", "max", "mean", "full_marks_share", "most_common_failure", "students_with_it"],
+        ["exercise-1", "2", "1.20", "0.60", "name 'ablation_priority' is not defined (the answer cell did not "
+                                            "define it: deleted, renamed or failed)", "1"],
+        ["exercise-2", "2", "0.40", "0.20", "name 'my_weights' is not defined (the answer cell did not "
+                                            "define it: deleted, renamed or failed)", "2"],  # carol's and erin's loops
+        ["exercise-3", "2", "1.20", "0.60", "a whole number of days, 1 to 28", "1"],
+    ]
+    assert read_csv(tmp_path / "grades-lms.csv") == [
+        ["student", "exercise-1 (2)", "exercise-2 (2)", "exercise-3 (2)", "total (6)"],
+        ["alice", "2", "2", "2", "6"], ["bob", "2", "0", "2", "4"], ["carol", "0", "0", "0", "0"],
+        ["dave", "0", "0", "0", "0"], ["erin", "2", "0", "2", "4"]]
+    failures = {(r[0], r[1]): r[2] for r in read_csv(tmp_path / "grades-failures.csv")[1:]}
+    assert failures[("bob", "exercise-2")] == "hidden check: age overtakes pretrain-7b"
+    assert "ablation_priority' is not defined" in failures[("carol", "exercise-1")]
+    assert (tmp_path / "grades-scores.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    # bob fixes exercise 2 and is regraded alone: his rows change, nobody else's
+    write_submission(out / "student" / f"{LAB}.ipynb", subs / "bob.ipynb", RIGHT)
+    before = read_csv(grades)
+    proc = minislurm("grade", "run", str(subs), "--autograder", str(out / "autograder" / f"{LAB}-autograder.zip"),
+                     "--timeout", "5", "--docker", "never", "--student", "bob", "--out", str(grades))
+    assert proc.returncode == 0, proc.stdout
+    assert "grading 1 submissions" in proc.stdout
+    after = read_csv(grades)
+    assert [r for r in after if r[0] != "bob"] == [r for r in before if r[0] != "bob"]
+    assert [r for r in after if r[0] == "bob"] == [["bob", f"exercise-{n}", "2", "2"] for n in (1, 2, 3)]
+    assert ("bob", "exercise-2") not in {(r[0], r[1]) for r in read_csv(tmp_path / "grades-failures.csv")}
+    assert read_csv(tmp_path / "grades-lms.csv")[2] == ["bob", "2", "2", "2", "6"]
+
+
+def test_bad_input_is_reported_and_graded_as_far_as_it_can_be(dist, tmp_path):
+    """Another lab's notebook, cells moved, an answer cell deleted, a renamed copy without otter's
+    metadata, and a notebook that looks for the autograder zip and prints a forged result."""
+    import nbformat
+
+    out, _ = dist
+    student = out / "student" / f"{LAB}.ipynb"
+    subs = tmp_path / "subs"
+    write_submission(out / "student" / "06-backfill.ipynb", subs / "other-lab.ipynb", worked_answers("06-backfill"))
+    nb = nbformat.read(write_submission(student, subs / "moved.ipynb", RIGHT), as_version=4)
+    answers = [i for i, c in enumerate(nb.cells) if "otter_answer_cell" in c.metadata.get("tags", [])]
+    nb.cells.insert(answers[0], nb.cells.pop(answers[2]))  # exercise 3's answer first
+    nbformat.write(nb, subs / "moved.ipynb")
+    nb = nbformat.read(write_submission(student, subs / "deleted.ipynb", RIGHT), as_version=4)
+    del nb.cells[answers[1]]  # no answer cell for exercise 2
+    nbformat.write(nb, subs / "deleted.ipynb")
+    nb = nbformat.read(write_submission(student, subs / "renamed-copy.ipynb", RIGHT), as_version=4)
+    del nb.metadata["otter"]
+    nbformat.write(nb, subs / "renamed-copy.ipynb")
+    snoop = ("import glob, os\n"
+             "found = [p for d in ('.', '..', '../..', '/grade/in', os.environ.get('TMPDIR', '/tmp'))\n"
+             "         for p in glob.glob(d + '/**/*autograder*', recursive=True)]\n"
+             "os.write(1, b'RESULT 0 {\"questions\": {}, \"error\": null}\\n')\n"
+             "print('RESULT', os.environ.get('NONCE'), '{}')\n"
+             "ablation_priority = len(open(found[0], 'rb').read())")
+    write_submission(student, subs / "snoop.ipynb", [snoop, RIGHT[1], RIGHT[2]])
+    grades = tmp_path / "grades.csv"
+
+    proc = minislurm("grade", "run", str(subs), "--autograder", str(out / "autograder" / f"{LAB}-autograder.zip"),
+                     "--timeout", "5", "--jobs", "2", "--docker", "never", "--out", str(grades))
+
+    assert proc.returncode == 0, proc.stdout
+    scores = {(r[0], r[1]): r[2] for r in read_csv(grades)[1:]}
+    assert [scores["other-lab", f"exercise-{n}"] for n in (1, 2, 3)] == ["0", "0", "0"]
+    assert "FAILED other-lab (other-lab.ipynb): a submission for 06-backfill, not 05-priority: nothing graded" in proc.stdout
+    assert [scores["moved", f"exercise-{n}"] for n in (1, 2, 3)] == ["2", "2", "2"]
+    assert [scores["renamed-copy", f"exercise-{n}"] for n in (1, 2, 3)] == ["2", "2", "2"]
+    assert [scores["deleted", f"exercise-{n}"] for n in (1, 2, 3)] == ["2", "0", "2"]
+    assert ("wrong  deleted (deleted.ipynb) exercise-2: name 'my_weights' is not defined (the answer cell did not "
+            "define it: deleted, renamed or failed)") in proc.stdout
+    assert [scores["snoop", f"exercise-{n}"] for n in (1, 2, 3)] == ["0", "2", "2"]  # no zip to find, no forgery
+    assert "note   snoop (snoop.ipynb) exercise-1: the answer cell raised IndexError" in proc.stdout
+    assert "4 graded, 1 failed" in proc.stdout
 
 
 def test_dist_and_student_folders_grade_each_lab_with_its_own_zip(dist, tmp_path):

@@ -1,0 +1,83 @@
+"""The adversarial catalogue through ``minislurm grade run``: every wrong or gamed answer scores 0 on
+its question, the worked answers full marks.
+
+One ``grade run`` per lab grades nine submissions (the worked answers, and one submission per
+kind of attack with every question answered that way: tests/grade/catalogue.py).  A second run
+grades the public-check-only answers against the public checks alone, to show they really pass
+them (so their 0 comes from the hidden checks, not from a typo in the catalogue).
+
+CI runs a representative lab (:data:`CI_LABS`: numbers, minislurm objects, every kind of attack;
+35-70 s on two busy cores), to stay within the branch's CI budget; ``MINISLURM_FULL_CATALOGUE=1``
+runs every lab, the live-cluster exercises included (about 23 minutes on two busy cores, most of
+it the labs' own live demos, which every submission runs; BENCHMARKS.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from catalogue import CATALOGUE, attacks
+from gradekit import LABS, ROOT, minislurm, worked_answers, write_submission
+from minislurm.grade.assign import CHECKS
+from minislurm.grade.exercises import read_exercises
+from test_run import read_csv
+
+CI_LABS = ("05-priority",)
+RUN = LABS if os.environ.get("MINISLURM_FULL_CATALOGUE") == "1" else CI_LABS
+
+
+def public_only_zip(autograder: Path, out: Path) -> Path:
+    """A copy of the lab's zip whose checks are only the public ones."""
+    with zipfile.ZipFile(autograder) as zf:
+        spec = json.loads(zf.read(CHECKS))
+    for q in spec["questions"].values():
+        q["checks"] = [c for c in q["checks"] if not c["hidden"]]
+    with zipfile.ZipFile(out, "w") as zf:
+        zf.writestr(CHECKS, json.dumps(spec))
+        zf.writestr("otter_config.json", json.dumps({"assignment_name": spec["lab"]}))
+    return out
+
+
+def grade(folder: Path, autograder: Path, out: Path) -> dict[tuple[str, str], tuple[float, float]]:
+    proc = minislurm("grade", "run", str(folder), "--autograder", str(autograder), "--timeout", "3",
+                     "--jobs", "2", "--docker", "never", "--out", str(out), timeout=900)
+    assert proc.returncode == 0, proc.stdout
+    assert "FAILED" not in proc.stdout, proc.stdout  # every submission graded question by question
+    return {(s, q): (float(score), float(most)) for s, q, score, most in read_csv(out)[1:]}
+
+
+@pytest.mark.parametrize("lab", RUN)
+def test_every_wrong_or_gamed_answer_scores_zero_and_the_worked_answers_full_marks(dist, lab, tmp_path):
+    out, _ = dist
+    exercises = read_exercises(nbformat.read(ROOT / "labs" / f"{lab}.ipynb", as_version=4))
+    answers = sorted({a for ex in exercises.values() for a in ex.answers})
+    student = out / "student" / f"{lab}.ipynb"
+    autograder = out / "autograder" / f"{lab}-autograder.zip"
+    subs = attacks(lab, worked_answers(lab), answers)
+    for name, cells in subs.items():
+        write_submission(student, tmp_path / "subs" / f"{name}.ipynb", cells)
+
+    scores = grade(tmp_path / "subs", autograder, tmp_path / "grades.csv")
+
+    questions = [f"exercise-{n}" for n in exercises]
+    for q in questions:
+        got, most = scores[("worked", q)]
+        assert got == most > 0, f"{lab} {q}: the worked answer scored {got}/{most}"
+    wrongly_paid = [(name, q, scores[(name, q)][0]) for name in subs if name != "worked"
+                    for q in questions if scores[(name, q)][0] != 0]
+    assert wrongly_paid == [], f"{lab}: wrong answers earned points: {wrongly_paid}"
+
+    # The public-check-only answers do pass the public checks: their 0 above is the hidden checks'.
+    gamed = [n for n, (_, p) in CATALOGUE[lab].items() if p is not None]
+    if gamed:
+        only = tmp_path / "public"
+        write_submission(student, only / "public-only.ipynb", subs["public-only"])
+        public = grade(only, public_only_zip(autograder, tmp_path / "public.zip"), tmp_path / "public.csv")
+        failing = [n for n in gamed if public[("public-only", f"exercise-{n}")][0] == 0]
+        assert failing == [], f"{lab}: these public-check-only answers fail the public check"
