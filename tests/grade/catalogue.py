@@ -106,6 +106,16 @@ CATALOGUE: dict[str, dict[int, tuple[str, str | None]]] = {
         2: ("interval_s = math.sqrt(2 * 300 * 44_000 * 3600)", "interval_s = 1000.0"),
         3: ('chain_options = ["--time=1-00:00:00"]', None),
     },
+    "10-daily-work": {
+        1: ('sweep_array = "1-32%8"', 'sweep_array = "0-31%4"'),
+        2: ('def link_options(i):\n    return "--dependency=afterany"',
+            'def link_options(i):\n    return "--array=1-3%1"'),
+        3: ('fixes = dict(zip(["Resources", "PartitionTimeLimit", "DependencyNeverSatisfied", '
+            '"JobArrayTaskLimit", "Reservation"], "bacde"))',
+            'fixes = dict(zip(["Resources", "PartitionTimeLimit", "DependencyNeverSatisfied", '
+            '"JobArrayTaskLimit", "Reservation"], "aaaaa"))'),
+        4: ('smoke_options = "-N2 --ntasks-per-node=1 --gres=gpu:2"', 'smoke_options = "-n4 --gres=gpu:2"'),
+    },
 }
 
 # Objects that claim to equal, contain and be anything: what a check run in the student's kernel

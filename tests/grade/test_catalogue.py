@@ -7,9 +7,12 @@ grades the public-check-only answers against the public checks alone, to show th
 them (so their 0 comes from the hidden checks, not from a typo in the catalogue).
 
 CI runs a representative lab (:data:`CI_LABS`: numbers, minislurm objects, every kind of attack;
-35-70 s on two busy cores), to stay within the branch's CI budget; ``MINISLURM_FULL_CATALOGUE=1``
-runs every lab, the live-cluster exercises included (about 23 minutes on two busy cores, most of
-it the labs' own live demos, which every submission runs; BENCHMARKS.md).
+35-70 s on two busy cores) whole, and every other lab with one submission: the first question
+worked (full marks: the run graded), every other answered by the catalogue's public-check-only
+answer (or its wrong one where the public check already catches every wrong answer), which must
+earn nothing.  ``MINISLURM_FULL_CATALOGUE=1`` runs every
+lab whole, the live-cluster exercises included (about 23 minutes on two busy cores, most of it
+the labs' own live demos, which every submission runs; BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -81,3 +85,27 @@ def test_every_wrong_or_gamed_answer_scores_zero_and_the_worked_answers_full_mar
         public = grade(only, public_only_zip(autograder, tmp_path / "public.zip"), tmp_path / "public.csv")
         failing = [n for n in gamed if public[("public-only", f"exercise-{n}")][0] == 0]
         assert failing == [], f"{lab}: these public-check-only answers fail the public check"
+
+
+OTHER_LABS = [lab for lab in LABS if lab not in RUN]
+
+
+@pytest.mark.skipif(not OTHER_LABS, reason="MINISLURM_FULL_CATALOGUE=1 grades every lab whole above")
+def test_every_other_lab_pays_nothing_for_public_check_only_answers(dist, tmp_path):
+    out, _ = dist
+
+    def one(lab: str) -> list[tuple[str, str, float]]:
+        exercises = read_exercises(nbformat.read(ROOT / "labs" / f"{lab}.ipynb", as_version=4))
+        answers = sorted({a for ex in exercises.values() for a in ex.answers})
+        worked = worked_answers(lab)
+        gamed = attacks(lab, worked, answers)["public-only"]
+        write_submission(out / "student" / f"{lab}.ipynb", tmp_path / lab / "mixed.ipynb", worked[:1] + gamed[1:])
+        scores = grade(tmp_path / lab, out / "autograder" / f"{lab}-autograder.zip", tmp_path / f"{lab}.csv")
+        return [(lab, f"exercise-{n}", *scores[("mixed", f"exercise-{n}")]) for n in exercises]
+
+    with ThreadPoolExecutor(2) as pool:  # two labs at a time, one per core
+        per_lab = list(pool.map(one, OTHER_LABS))
+    unpaid = [rows[0] for rows in per_lab if not rows[0][2] == rows[0][3] > 0]
+    assert unpaid == [], f"a worked first answer did not earn full marks: {unpaid}"
+    paid = [row for rows in per_lab for row in rows[1:] if row[2] != 0]
+    assert paid == [], f"public-check-only or wrong answers earned points: {paid}"
