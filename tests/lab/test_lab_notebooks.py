@@ -1,8 +1,9 @@
 """The lab notebooks' exercises: tagged for the grader, and their checks tell right from wrong.
 
 nbval (``pytest --nbval-lax labs/``) proves every notebook runs with its worked answers.  Here each
-check cell is also run against a plausible *wrong* answer, which it must reject: a check that
-passes everything would grade nothing.
+exercise's checks (the public one, then the hidden ones: a question pays only when all pass) also
+run against a plausible *wrong* answer, which they must reject: checks that pass everything would
+grade nothing.
 """
 
 from __future__ import annotations
@@ -79,5 +80,6 @@ def test_check_accepts_the_worked_answer_and_rejects_a_wrong_one(name, n):
     wrong: dict = {}
     exec(setup_source(nb), wrong)
     exec(WRONG[(name, n)], wrong)
-    with pytest.raises(AssertionError):
+    with pytest.raises(AssertionError):  # a question pays only when its check and hidden checks all pass
         exec(cells["check"], wrong)
+        exec(cells.get("hidden-check", ""), wrong)
