@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -68,12 +69,20 @@ def gradable_labs(paths: list[Path]) -> list[Path]:
     return [p for p in found if read_exercises(nbformat.read(p, as_version=4))]
 
 
+# Reading the exercises parses and builds Python ASTs, which Python 3.11 cannot do in two threads at
+# once ("SystemError: AST constructor recursion depth mismatch", CPython gh-106905): labs assigned
+# side by side take turns for that part and run their notebooks in parallel.
+_AST_WORK = threading.Lock()
+
+
 def assign_lab(lab: Path, dist: Path, *, run_tests: bool = True, timeout: float = 900) -> Assigned:
     t0 = time.monotonic()
     name = lab.stem
     nb = nbformat.read(lab, as_version=4)
-    exercises = read_exercises(nb)
-    master = build_master(nb, name, run_tests=False)  # otter does not run the checks: check_worked does
+    with _AST_WORK:
+        exercises = read_exercises(nb)
+        master = build_master(nb, name, run_tests=False)  # otter does not run the checks: check_worked does
+        spec = checks_spec(nb, name)
     with tempfile.TemporaryDirectory(prefix=f"minislurm-assign-{name}-") as tmp:
         src = Path(tmp) / f"{name}.ipynb"
         nbformat.write(master, src)
@@ -93,7 +102,7 @@ def assign_lab(lab: Path, dist: Path, *, run_tests: bool = True, timeout: float 
         shutil.copyfile(out / "student" / f"{name}.ipynb", student)
         shutil.copyfile(zips[-1], autograder)
         with zipfile.ZipFile(autograder, "a") as zf:
-            zf.writestr(CHECKS, json.dumps(checks_spec(nb, name), indent=1))
+            zf.writestr(CHECKS, json.dumps(spec, indent=1))
         if run_tests:
             check_worked(nb, student, autograder, Path(tmp) / "worked.ipynb")
     return Assigned(name, student, autograder, len(exercises),

@@ -17,7 +17,9 @@ BURN = ("python3 -c 'import time\nt = time.process_time()\nx = bytearray(64 << 2
 
 
 def test_sacct_and_seff_report_cpu_and_memory_of_a_finished_job(live):
-    job = live.sbatch("-n2", "--mem=1G", "--wrap", f"srun -n2 {BURN}")
+    # The sleep keeps Elapsed x 2 cores above the CPU used: elapsed time is whole seconds (as in
+    # Slurm), so a job of 1.5 s could show 1 s and an efficiency over 100 % (seen: 154 %).
+    job = live.sbatch("-n2", "--mem=1G", "--wrap", f"srun -n2 {BURN}; sleep 3")
     assert live.wait(job, timeout=60)["state"] == "COMPLETED"
     r = live.run("sacct", "-j", str(job), "-P", "-o", "JobID,TotalCPU,MaxRSS")
     rows = {line.split("|")[0]: line.split("|")[1:] for line in r.stdout.splitlines()[1:]}
