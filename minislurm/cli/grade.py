@@ -98,6 +98,19 @@ def assign_main(argv: list[str]) -> int:
     return 0
 
 
+def rebuild_if_stale(image: str) -> None:
+    """The checks run the image's copy of minislurm: an image older than the sources here is
+    rebuilt first (Docker's cache keeps that short), so a grade never depends on stale code."""
+    from minislurm.cluster import engine
+
+    if engine.image_is_current(image, engine.GRADER_BUILD_SCRIPT):
+        return
+    try:
+        engine.ensure_image(image, build_script=engine.GRADER_BUILD_SCRIPT)
+    except engine.EngineError as e:
+        raise RuntimeError(f"the image {image!r} is older than minislurm here, and rebuilding it failed: {e}") from None
+
+
 def run_main(argv: list[str]) -> int:
     args = run_parser().parse_args(argv)
     from minislurm.grade import folder, report, sandbox
@@ -115,6 +128,8 @@ def run_main(argv: list[str]) -> int:
         return 1
     total = args.submission_timeout or max(900.0, 5 * args.timeout)
     try:
+        if args.docker != "never" and sandbox.docker_ready(args.image):
+            rebuild_if_stale(args.image)
         box = sandbox.choose(args.image, docker=args.docker)
         subs = folder.find_submissions(args.submissions, autograder=args.autograder, dist=args.dist)
     except (RuntimeError, ValueError) as e:

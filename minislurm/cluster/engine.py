@@ -78,13 +78,16 @@ def compose_command() -> list[str]:
                       f"minislurm needs docker compose v2 or docker-compose 1.27 or newer")
 
 
-SOURCES = ("minislurm", "examples", "labs", "data")  # what the image holds of the project, hashed
+SOURCES = ("minislurm", "examples", "labs", "data")  # what the images hold of the project, hashed
 LABEL = "minislurm.source"
+GRADER_BUILD_SCRIPT = BUILD_SCRIPT.parents[1] / "grader" / "build.sh"
+MAKE_TARGET = {BUILD_SCRIPT: "make cluster-image", GRADER_BUILD_SCRIPT: "make grader-image"}
 
 
 def source_hash(root: Path) -> str:
-    """A digest of the project's files the image is built from (build.sh labels the image with
-    it), so a cluster never starts on an image older than the code that starts it."""
+    """A digest of the project's files the images are built from (build.sh labels an image with
+    it), so a cluster never starts, and a notebook is never graded, on an image older than the
+    code here."""
     digest = hashlib.sha256()
     for top in SOURCES:
         for path in sorted((root / top).rglob("*")):
@@ -97,34 +100,35 @@ def image_exists(image: str) -> bool:
     return docker("image", "inspect", image, check=False).returncode == 0
 
 
-def image_is_current(image: str) -> bool:
+def image_is_current(image: str, build_script: Path = BUILD_SCRIPT) -> bool:
     """The image exists and holds these sources (an image built elsewhere, without the
     project's tree here to compare, counts as current)."""
     r = docker("image", "inspect", "-f", f'{{{{index .Config.Labels "{LABEL}"}}}}', image, check=False)
     if r.returncode:
         return False
-    return not BUILD_SCRIPT.exists() or r.stdout.strip() == source_hash(BUILD_SCRIPT.parents[2])
+    return not build_script.exists() or r.stdout.strip() == source_hash(build_script.parents[2])
 
 
-def ensure_image(image: str, *, quiet: bool = True) -> bool:
-    """Build ``image`` (docker/minislurm/build.sh) when it is missing or older than the sources
-    (Docker's cache makes that a matter of seconds); True if it was built."""
-    if image_is_current(image):
+def ensure_image(image: str, *, build_script: Path = BUILD_SCRIPT, quiet: bool = True) -> bool:
+    """Build ``image`` with ``build_script`` (the cluster's or the grader's) when it is missing or
+    older than the sources (Docker's cache makes that a matter of seconds); True if it was built."""
+    if image_is_current(image, build_script):
         return False
-    if not BUILD_SCRIPT.exists():
-        raise EngineError(f"no image {image}, and no docker/minislurm/build.sh here to build it (build it from "
-                          f"a copy of the project: make cluster-image)")
+    make = MAKE_TARGET.get(build_script, f"sh {build_script}")
+    if not build_script.exists():
+        raise EngineError(f"no image {image}, and no {build_script.relative_to(build_script.parents[2])} here "
+                          f"to build it (build it from a copy of the project: {make})")
     if not image_exists(BASE) and shutil.which("debootstrap") is None:
         raise EngineError(f"no image {image} and no base image {BASE}: building it needs debootstrap "
                           f"(apt-get install debootstrap)")
     why = "minislurm changed since it was built" if image_exists(image) else "a few minutes, once"
-    print(f"minislurm cluster: building the image {image} ({why})", file=sys.stderr, flush=True)
+    print(f"minislurm: building the image {image} ({why})", file=sys.stderr, flush=True)
     env = {**os.environ, "IMAGE": image, "PY": sys.executable}
     out = subprocess.DEVNULL if quiet else None
-    r = subprocess.run(["sh", str(BUILD_SCRIPT), "-q"], env=env, stdout=out, stderr=subprocess.PIPE, text=True)
+    r = subprocess.run(["sh", str(build_script), "-q"], env=env, stdout=out, stderr=subprocess.PIPE, text=True)
     if r.returncode:
         last = (r.stderr.strip().splitlines() or ["(no message)"])[-1]
-        raise EngineError(f"building {image} failed: {last}")
+        raise EngineError(f"building {image} failed: {last} (try {make})")
     return True
 
 

@@ -120,7 +120,7 @@ def choose(image: str, *, docker: str = "auto") -> LocalSandbox | DockerSandbox:
     if docker != "never" and docker_ready(image):
         return DockerSandbox(image)
     if docker == "always":
-        raise RuntimeError(f"no Docker engine answers or image {image!r} does not exist")
+        raise RuntimeError(f"no Docker engine answers or image {image!r} does not exist (make grader-image builds it)")
     return LocalSandbox()
 
 

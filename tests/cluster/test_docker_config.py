@@ -275,3 +275,29 @@ def test_a_stale_image_is_rebuilt(fake_bin, tmp_path, monkeypatch):
     (tmp_path / "minislurm" / "a.py").write_text("x = 2\n")
     assert engine.source_hash(tmp_path) != before
     assert "minislurm.source=$source" in (root / "docker" / "minislurm" / "build.sh").read_text()
+
+
+def test_grading_rebuilds_a_stale_grader_image_first(fake_bin, tmp_path, monkeypatch):
+    """The checks run the image's minislurm, so `grade run --docker` rebuilds an image whose
+    label is not the sources' digest, with the grader's build.sh, and leaves a current one alone."""
+    from minislurm.cli.grade import rebuild_if_stale
+
+    project = tmp_path / "project"
+    script = project / "docker" / "grader" / "build.sh"
+    script.parent.mkdir(parents=True)
+    script.write_text('echo "$IMAGE $*" >> "$BUILT"\n')
+    for name in engine.SOURCES:
+        (project / name).mkdir()
+    fake_bin("docker", 'case "$*" in *"image inspect -f"*) echo "$LABEL_SEEN" ;; *) exit 0 ;; esac')
+    (tmp_path / "bin" / "sh").symlink_to("/bin/sh")
+    monkeypatch.setattr(engine, "GRADER_BUILD_SCRIPT", script)
+    monkeypatch.setenv("BUILT", str(tmp_path / "built"))
+
+    monkeypatch.setenv("LABEL_SEEN", engine.source_hash(project))
+    rebuild_if_stale("minislurm-grader")
+    assert not (tmp_path / "built").exists()
+    monkeypatch.setenv("LABEL_SEEN", "0123456789abcdef")
+    rebuild_if_stale("minislurm-grader")
+    assert (tmp_path / "built").read_text() == "minislurm-grader -q\n"
+    grader_build = Path(__file__).resolve().parents[2] / "docker" / "grader" / "build.sh"
+    assert "minislurm.source=$source" in grader_build.read_text()
