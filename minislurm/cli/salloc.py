@@ -20,7 +20,7 @@ import threading
 import time
 
 from minislurm.client import Client, ClientError
-from minislurm.cli.srun import _keep_alive, _release
+from minislurm.cli.allocation import keep_alive, release
 from minislurm.core.options import combine, env_options, parse_options
 from minislurm.core.optvalues import OptionError
 from minislurm.core.spec import spec_to_dict
@@ -79,7 +79,7 @@ def main(argv: list[str]) -> int:
         print(f"salloc: Job allocation {job_id} has been revoked.", file=sys.stderr)
         return 1
     print(f"salloc: Granted job allocation {job_id}", file=sys.stderr, flush=True)
-    threading.Thread(target=_keep_alive, args=(job_id,), daemon=True).start()
+    threading.Thread(target=keep_alive, args=(job_id,), daemon=True).start()
     job["ntasks_given"] = spec.ntasks is not None
     env = dict(os.environ, **allocation_env(job))
     # The shell owns the terminal; salloc itself ignores Ctrl-C while it waits for it, as Slurm's does.
@@ -92,7 +92,7 @@ def main(argv: list[str]) -> int:
     finally:
         signal.signal(signal.SIGINT, old)
     print(f"salloc: Relinquishing job allocation {job_id}", file=sys.stderr, flush=True)
-    _release(client, job_id, code if code >= 0 else 128 - code)
+    release(client, job_id, code if code >= 0 else 128 - code)
     return code if code >= 0 else 128 - code
 
 

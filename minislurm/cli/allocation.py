@@ -1,0 +1,94 @@
+"""An interactive allocation from the command line (srun outside a job, and salloc): asked for,
+confirmed, kept alive while its command runs, and given back."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import time
+
+from minislurm.client import Client, ClientError
+from minislurm.core.spec import spec_to_dict
+
+RELEASE_PATIENCE = 120.0  # seconds srun keeps trying to give its allocation back
+
+
+def allocate(client: Client, spec, argv: list[str]) -> int:
+    """No allocation yet: ask for one and wait for it, saying so if it does not come at once."""
+    name = spec.job_name or os.path.basename(argv[0])
+    reply = client.call("POST", "/jobs", {
+        "spec": spec_to_dict(spec), "batch": False, "environment": {}, "work_dir": os.getcwd(),
+        "uid": os.getuid(), "gid": os.getgid(), "submit_host": socket.gethostname(),
+        "default_name": name, "command": " ".join(argv)})
+    job_id = reply["job_id"]
+    job = client.call("GET", f"/jobs/{job_id}/wait", query={"until": "start", "timeout": 0.5})
+    if job["state"] == "PENDING":
+        print(f"srun: job {job_id} queued and waiting for resources", file=sys.stderr)
+        while job["state"] == "PENDING":
+            job = client.call("GET", f"/jobs/{job_id}/wait", query={"until": "start", "timeout": 30}, timeout=60)
+        if job["state"] == "RUNNING":
+            print(f"srun: job {job_id} has been allocated resources", file=sys.stderr)
+    if job["state"] != "RUNNING":
+        raise ClientError(f"Job allocation {job_id} has been revoked.")
+    return job_id
+
+
+def call_until_heard(client: Client, path: str, body: dict, patience: float = RELEASE_PATIENCE) -> bool:
+    """POST ``body`` until the controller has it (it may be restarting), for up to ``patience``
+    seconds; a refusal is final.  Without this, an allocation would outlive its srun."""
+    delay, deadline = 0.2, time.monotonic() + patience
+    while True:
+        try:
+            client.call("POST", path, body)
+            return True
+        except ClientError as exc:
+            if exc.status not in (0, 503) or time.monotonic() > deadline:  # 503: state not saved yet
+                return False
+        time.sleep(delay)
+        delay = min(delay * 2, 5.0)
+
+
+def keep_alive(job_id: int) -> None:
+    """Tell the controller this srun still holds its allocation (slurmctld pings srun instead);
+    after InactiveLimit without a word, the controller ends the allocation."""
+    client = Client()
+    try:
+        limit = float(str(client.call("GET", "/config")["config"].get("InactiveLimit", "0")).split()[0])
+    except (ClientError, ValueError):
+        limit = 0.0
+    while True:
+        time.sleep(min(30.0, max(0.5, limit / 4)) if limit else 30.0)
+        try:
+            client.call("POST", f"/jobs/{job_id}/alive")
+        except ClientError:
+            pass
+
+
+def existing_allocation(client: Client, job_id: int, nodes: int | None) -> bool:
+    """Inside an allocation srun first looks it up (``existing_allocation`` in src/srun/allocate.c)
+    and checks a ``-N`` against it (``_job_create_structure`` in src/srun/srun_job.c)."""
+    hint = f"srun: Check SLURM_JOB_ID environment variable. Expired or invalid job {job_id}"
+    try:
+        job = client.call("GET", f"/jobs/{job_id}")
+    except ClientError as exc:
+        print(f"srun: error: Unable to confirm allocation for job {job_id}: {exc}\n{hint}", file=sys.stderr)
+        return False
+    if job["state"] == "PENDING":
+        print(f"srun: error: Unable to confirm allocation for job {job_id}: Job is pending execution\n{hint}",
+              file=sys.stderr)
+        return False
+    if job["state"] != "RUNNING":
+        print(f"srun: error: Slurm job {job_id} has expired\n{hint}", file=sys.stderr)
+        return False
+    if nodes and nodes > job["num_nodes"]:
+        print(f"srun: error: Only allocated {job['num_nodes']} nodes asked for {nodes}", file=sys.stderr)
+        return False
+    return True
+
+
+def release(client: Client, job_id: int, code: int) -> None:
+    body = {"exit_code": code if code < 128 else 0, "signal": code - 128 if code > 128 else 0, "uid": os.getuid()}
+    if not call_until_heard(client, f"/jobs/{job_id}/complete", body):
+        print(f"srun: error: Unable to release the allocation of job {job_id}; it ends at its time limit "
+              "or InactiveLimit", file=sys.stderr)

@@ -1,0 +1,260 @@
+"""How srun runs a step: the tasks start on every node's agent at once, with the step credential
+the controller signed, through a tree of agents (TreeWidth wide: a few connections for hundreds
+of nodes); their output is relayed as it comes.  Signals are passed on to the tasks, except
+Ctrl-C: one reports the tasks' state, a second within a second interrupts and then kills them
+(see :class:`Interrupts`).  The exit code is the largest task exit code.
+"""
+
+from __future__ import annotations
+
+import http.client
+import itertools
+import json
+import queue
+import signal
+import socket
+import sys
+import threading
+import time
+
+from minislurm.client import Client, ClientError, controller_address
+from minislurm.core.layout import tree_spans
+
+
+def _ranges(ids: list[int]) -> str:
+    """``[0, 1, 2, 5]`` -> ``0-2,5`` (how srun names a group of tasks)."""
+    runs = [list(g) for _, g in itertools.groupby(enumerate(sorted(ids)), key=lambda p: p[1] - p[0])]
+    return ",".join(str(r[0][1]) if len(r) == 1 else f"{r[0][1]}-{r[-1][1]}" for r in runs)
+
+
+class Relay:
+    """Prints task output as it arrives, one thread per span of nodes feeding one queue."""
+
+    def __init__(self, label: bool):
+        self.label = label
+        self.partial: dict[tuple[int, str], str] = {}
+        self.events: queue.Queue = queue.Queue()
+
+    def write(self, task: int, kind: str, text: str) -> None:
+        out = sys.stdout if kind == "o" else sys.stderr
+        if not self.label:
+            out.write(text)
+            out.flush()
+            return
+        buf = self.partial.get((task, kind), "") + text
+        *lines, rest = buf.split("\n")
+        for line in lines:
+            out.write(f"{task}: {line}\n")
+        self.partial[(task, kind)] = rest
+        out.flush()
+
+    def flush(self) -> None:
+        for (task, kind), rest in self.partial.items():
+            if rest:
+                (sys.stdout if kind == "o" else sys.stderr).write(f"{task}: {rest}\n")
+        sys.stdout.flush()
+
+
+def _launch_span(nodes: list[str], addr: str, body: dict, events: queue.Queue) -> None:
+    """Start the tasks of ``nodes`` through the first one's agent, which passes the launch on
+    (Slurm's TreeWidth fan-out: see :mod:`minislurm.slurmd.tasks`), and relay every node's lines."""
+    finished: set[str] = set()
+    host, port = addr.rsplit(":", 1)
+    why = "the connection closed"
+    try:
+        conn = http.client.HTTPConnection(host, int(port), timeout=None)
+        conn.request("POST", "/steps/launch", body=json.dumps({**body, "tree": nodes}).encode(),
+                     headers={"Content-Type": "application/json"})
+        resp = conn.getresponse()
+        if resp.status != 200:
+            error = json.loads(resp.read() or b"{}").get("error", f"HTTP {resp.status}")
+            for node in nodes:
+                events.put(("error", node, error))
+            return
+        while True:
+            line = resp.readline()
+            if not line:
+                break
+            msg = json.loads(line)
+            node = msg.get("node")
+            if msg.get("done"):
+                events.put(("closed", node, None))
+            elif "failed" in msg:
+                events.put(("error", node, msg["failed"]))
+            elif "lost" in msg:
+                events.put(("lost", node, msg["lost"]))
+            else:
+                events.put(("msg", node, msg))
+                continue
+            finished.add(node)
+    except (OSError, http.client.HTTPException, ValueError) as exc:
+        why = str(exc)
+    for node in nodes:
+        if node not in finished:
+            events.put(("lost", node, why))
+
+
+def _verdict(node: str, events: queue.Queue) -> None:
+    """Wait for the controller to say whether ``node`` failed (DOWN) or is alive after all."""
+    client = Client()
+    try:
+        timeout = float(str(client.call("GET", "/config")["config"].get("SlurmdTimeout", "300")).split()[0])
+    except (ClientError, ValueError):
+        timeout = 300.0
+    deadline = time.time() + timeout + 10
+    while time.time() < deadline:
+        try:
+            state = {n["name"]: n for n in client.call("GET", "/nodes")["nodes"]}.get(node, {})
+        except ClientError:
+            state = {}
+        if state.get("state", "").startswith("down"):
+            events.put(("nodefail", node, None))
+            return
+        time.sleep(0.5)
+    events.put(("nodefail", node, None))
+
+
+def _signal_nodes(step: dict, signum: int) -> None:
+    for node, addr in step["addrs"].items():
+        host, port = addr.rsplit(":", 1)
+        try:
+            conn = http.client.HTTPConnection(host, int(port), timeout=5)
+            conn.request("POST", "/steps/signal", body=json.dumps({"credential": step["credential"],
+                                                                   "signal": int(signum)}).encode())
+            conn.getresponse().read()
+        except (OSError, http.client.HTTPException):
+            pass
+
+
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2,
+             signal.SIGALRM)
+
+
+class Interrupts:
+    """srun's Ctrl-C (``_handle_intr`` in src/srun/srun_job.c): the first one only reports the
+    tasks' state; a second within a second (or the first with --quit-on-interrupt) sends SIGINT
+    to the tasks and forces the step's termination (SIGKILL)."""
+
+    def __init__(self, step: dict, quit_on_intr: bool):
+        self.step, self.quit, self.last, self.forced = step, quit_on_intr, -10.0, False
+        self.name = f"StepId={step['job']['job_id']}.{step['step_id']}"
+
+    def handle(self, started: set[int], exits: dict[int, tuple[int, int]]) -> None:
+        now = time.monotonic()
+        if not (self.quit or now - self.last < 1.0):
+            self.last = now
+            print("srun: interrupt (one more within 1 sec to abort)", file=sys.stderr)
+            self.status(started, exits)
+            return
+        print(f"srun: sending Ctrl-C to {self.name}", file=sys.stderr)
+        print("srun: forcing job termination" if not self.forced else "srun: job abort in progress",
+              file=sys.stderr)
+        sys.stderr.flush()
+        kills = [signal.SIGINT] + ([signal.SIGKILL] if not self.forced else [])
+        self.forced = True
+        threading.Thread(target=lambda: [_signal_nodes(self.step, k) for k in kills], daemon=True).start()
+
+    def status(self, started: set[int], exits: dict[int, tuple[int, int]]) -> None:
+        """One line per group of tasks, as src/common/slurm_step_layout's task_state_print does."""
+        every = set(range(self.step["ntasks"]))
+        groups = (("running", started - set(exits)),
+                  ("exited abnormally", {t for t, (c, s) in exits.items() if c or s}),
+                  ("exited", {t for t, (c, s) in exits.items() if not (c or s)}),
+                  ("unknown", every - started - set(exits)))
+        for what, tasks in groups:
+            if tasks:
+                print(f"srun: {self.name} task{'s' if len(tasks) > 1 else ''} {_ranges(list(tasks))}: {what}",
+                      file=sys.stderr)
+        sys.stderr.flush()
+
+
+def own_address() -> str:
+    """This host's address for SLURM_LAUNCH_NODE_IPADDR.  Its name may resolve to nothing (a
+    node in its own network namespace, as under ``cluster up --netns``): then the address this
+    host reaches the controller from, which the routing table gives without sending a packet."""
+    try:
+        return socket.gethostbyname(socket.gethostname())
+    except OSError:
+        pass
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect(controller_address())
+            return s.getsockname()[0]
+    except (OSError, ClientError):
+        return "127.0.0.1"
+
+
+def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool,
+             gpus_per_task: int | None, quit_on_intr: bool = False, usage: dict | None = None) -> int:
+    """Start the step's tasks on all its nodes and relay until they end; returns srun's exit code.
+    ``usage`` gets what the tasks used, as the nodes report it: CPU added up, the largest memory."""
+    relay = Relay(label)
+    # Who runs it, which tasks and which GPUs: the agents take these from the credential alone.
+    body = {"credential": step["credential"], "job": step["job"], "argv": argv, "environment": env, "cwd": cwd,
+            "gpus_per_task": gpus_per_task, "launcher": [own_address(), 0]}
+    body["tree_width"] = step.get("tree_width", 50)
+    for span in tree_spans(step["nodes"], body["tree_width"]):
+        threading.Thread(target=_launch_span, args=(span, step["addrs"][span[0]], body, relay.events),
+                         daemon=True).start()
+    interrupts = Interrupts(step, quit_on_intr)
+    # Handlers only queue the signal: the loop below acts on it, never mid-write.
+    old = {s: signal.signal(s, lambda signum, _f: relay.events.put(("signal", None, signum))) for s in FORWARDED}
+    exits: dict[int, tuple[int, int]] = {}
+    task_node: dict[int, str] = {}
+    open_nodes, lost = set(step["nodes"]), []
+    try:
+        while open_nodes:
+            kind, node, msg = relay.events.get()
+            if kind == "signal":
+                if msg == signal.SIGINT:
+                    interrupts.handle(set(task_node), exits)
+                else:
+                    threading.Thread(target=_signal_nodes, args=(step, msg), daemon=True).start()
+            elif kind == "msg":
+                if "started" in msg:
+                    task_node.update({t: node for t in msg["started"]})
+                elif "exit" in msg:
+                    exits[msg["t"]] = (msg["exit"], msg["sig"])
+                elif "usage" in msg:
+                    if usage is not None:
+                        u = msg["usage"]
+                        usage.update(cpu=usage.get("cpu", 0) + u["cpu"], rss=max(usage.get("rss", 0), u["rss"]),
+                                     ntasks=usage.get("ntasks", 0) + u["ntasks"])
+                elif "error" in msg:
+                    print(f"srun: error: {node}: {msg['error']}", file=sys.stderr)
+                else:
+                    relay.write(msg["t"], "o" if "o" in msg else "e", msg.get("o", msg.get("e", "")))
+            else:
+                open_nodes.discard(node)
+                if kind == "error":
+                    print(f"srun: error: {node}: task launch failed: {msg}", file=sys.stderr)
+                    lost.append(node)
+                elif kind == "nodefail":
+                    print(f"srun: error: Node failure on {node}", file=sys.stderr)
+                    lost.append(node)
+                elif kind == "lost" or (kind == "closed" and any(t not in exits for t, n in task_node.items()
+                                                                  if n == node)):
+                    # A dropped connection is not yet a dead node: as in Slurm, the controller
+                    # decides (after SlurmdTimeout) and then ends or requeues the job.
+                    open_nodes.add(node)
+                    threading.Thread(target=_verdict, args=(node, relay.events), daemon=True).start()
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+    relay.flush()
+    return _report(step, exits, task_node, lost)
+
+
+def _report(step: dict, exits: dict[int, tuple[int, int]], task_node: dict[int, str], lost: list[str]) -> int:
+    """Print srun's per-node error lines; the exit code is the largest task exit code."""
+    groups: dict[tuple[str, int, int], list[int]] = {}
+    for task, (code, sig) in exits.items():
+        if code or sig:
+            groups.setdefault((task_node.get(task, "?"), code, sig), []).append(task)
+    worst = 1 if lost else 0
+    for (node, code, sig), tasks in sorted(groups.items(), key=lambda kv: min(kv[1])):
+        what = f"Exited with exit code {code}" if not sig else (signal.strsignal(sig) or f"Signal {sig}")
+        print(f"srun: error: {node}: task{'s' if len(tasks) > 1 else ''} {_ranges(tasks)}: {what}",
+              file=sys.stderr)
+        worst = max(worst, code if not sig else 128 + sig)
+    return worst
