@@ -1,6 +1,6 @@
 """The node agent (like slurmd plus slurmstepd): runs batch scripts and step tasks on one node.
 
-It registers with the controller, then answers it: ``/ping`` (with the jobs it runs, for
+It registers with the controller, then answers it (the routes: :mod:`minislurm.slurmd.api`): ``/ping`` (with the jobs it runs, for
 fencing), ``/jobs/launch``, ``/jobs/signal``, ``/jobs/terminate``.  ``srun`` talks to it
 directly with a step credential the controller signed: ``/steps/launch`` starts the tasks and
 streams their output back as JSON lines, ``/steps/signal`` forwards Ctrl-C and friends.
@@ -18,26 +18,22 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import json
 import logging
 import os
 import signal as _signal
 import time
 from pathlib import Path
 
-from aiohttp import web
-
-from minislurm.common.auth import EXPIRED_CREDENTIAL, INVALID_CREDENTIAL, AuthError, CredentialError, Signer
+from minislurm.common.auth import EXPIRED_CREDENTIAL, INVALID_CREDENTIAL, CredentialError, Signer
 from minislurm.common.rpc import JsonClient
 from minislurm.core.patterns import default_output, expand_pattern
 from minislurm.lifecycle import Background
 from minislurm.slurmd import env as slurm_env
 from minislurm.slurmd import spool as spooldir
-from minislurm.slurmd.proc import ProcessSet, become_subreaper, reap_orphans
+from minislurm.slurmd.proc import ProcessSet, reap_orphans
 from minislurm.slurmd.runs import LocalJob, Runs
-from minislurm.slurmd.spawn import Stdio, identity_for, launcher_python, runs_for_everyone, spawn
+from minislurm.slurmd.spawn import Stdio, identity_for, spawn
 from minislurm.slurmd.usage import Meter
-from minislurm.slurmd.tasks import run_step
 
 log = logging.getLogger("minislurm.slurmd")
 
@@ -103,7 +99,7 @@ class NodeAgent:
             return None
         return await self.ctld_rpc.request(f"http://{self.ctld}/api/v1{path}", payload)
 
-    def _running(self) -> list[list[int]]:
+    def running_jobs(self) -> list[list[int]]:
         return [[j.job_id, j.inc] for j in self.runs.live.values() if j.alive()]
 
     async def register(self) -> None:
@@ -114,7 +110,7 @@ class NodeAgent:
                 "name": self.name, "addr": f"{self.addr}:{self.port}", "cpus": self.cpus, "memory": self.memory,
                 "gpus": self.gpus, "gpu_type": self.gpu_type, "boot_time": self.boot_time,
                 "os_boot_time": _os_boot_time(),
-                "jobs": self._running(), "finished": [[j, i, c, s] for (j, i), (c, s) in self.unreported.items()]})
+                "jobs": self.running_jobs(), "finished": [[j, i, c, s] for (j, i), (c, s) in self.unreported.items()]})
             if reply and reply.get("ok"):
                 log.info("%s registered with the controller at %s", self.name, self.ctld)
                 return
@@ -286,84 +282,3 @@ class NodeAgent:
         """The processes asyncio waits for, of every node of this process (an orphan reaped
         by one node must never be a sibling's task)."""
         return {p.pid for a in self.siblings.values() for j in a.runs.live.values() for p in j.roots.procs}
-
-
-def make_app(agent: NodeAgent) -> web.Application:
-    def verify_ctld(request: web.Request) -> None:
-        header = request.headers.get("Authorization", "")
-        try:
-            if not agent.signer.verify(header.removeprefix("Bearer ")).get("ctld"):
-                raise AuthError("not the controller")
-        except AuthError as exc:
-            raise web.HTTPUnauthorized(text=json.dumps({"error": str(exc)}), content_type="application/json")
-
-    async def ping(request):
-        verify_ctld(request)
-        agent.reap()
-        return web.json_response({"jobs": agent._running(), "finished": [
-            [j, i, c, s] for (j, i), (c, s) in agent.unreported.items()]})
-
-    async def launch(request):
-        verify_ctld(request)
-        return web.json_response(await agent.launch_batch(await request.json()))
-
-    async def terminate(request):
-        verify_ctld(request)
-        b = await request.json()
-        return web.json_response(await agent.terminate(int(b["job_id"]), int(b["inc"]), b.get("why"),
-                                                       float(b.get("kill_wait", 30))))
-
-    async def signal_job(request):
-        verify_ctld(request)
-        b = await request.json()
-        return web.json_response(agent.signal_job(int(b["job_id"]), int(b["inc"]), int(b["signal"]),
-                                                  b.get("target", "steps")))
-
-    async def usage(request):
-        verify_ctld(request)
-        b = await request.json()
-        return web.json_response(agent.usage(int(b["job_id"]), int(b["inc"])))
-
-    async def step_launch(request):
-        return await run_step(agent, request)
-
-    async def step_signal(request):
-        b = await request.json()
-        try:  # a long step must still take Ctrl-C when its credential has expired
-            claims = agent.check_credential(b.get("credential", ""), check_expiry=False)
-        except AuthError as exc:
-            return web.json_response({"error": str(exc)}, status=401)
-        return web.json_response(agent.signal_step(claims, int(b["signal"])))
-
-    @web.middleware
-    async def malformed(request, handler):
-        """A malformed request gets a 400 JSON error, never a dead handler or a 500."""
-        try:
-            return await handler(request)
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            return web.json_response({"error": f"Malformed request: {exc!r}"}, status=400)
-
-    app = web.Application(client_max_size=16 * 1024 * 1024, middlewares=[malformed])
-    app.router.add_get("/ping", ping)
-    app.router.add_post("/jobs/launch", launch)
-    app.router.add_post("/jobs/terminate", terminate)
-    app.router.add_post("/jobs/signal", signal_job)
-    app.router.add_post("/jobs/usage", usage)
-    app.router.add_post("/steps/launch", step_launch)
-    app.router.add_post("/steps/signal", step_signal)
-    return app
-
-
-async def serve(agent: NodeAgent, port: int = 0) -> web.AppRunner:
-    spooldir.prepare(agent.spool)
-    if os.geteuid() == 0 and not runs_for_everyone(launcher_python()):
-        log.warning("no Python that every user may run (using %s): the jobs of users who may not run it "
-                    "will fail to start", launcher_python())
-    become_subreaper()
-    runner = web.AppRunner(make_app(agent), access_log=None, shutdown_timeout=1.0)
-    await runner.setup()
-    site = web.TCPSite(runner, agent.bind, port, reuse_address=True)
-    await site.start()
-    agent.port = site._server.sockets[0].getsockname()[1]
-    agent.background.spawn(agent.register())
-    return runner

@@ -29,7 +29,8 @@ from typing import Callable
 
 from aiohttp import web
 
-from minislurm.slurmd.agent import NodeAgent, serve
+from minislurm.slurmd.agent import NodeAgent
+from minislurm.slurmd.api import serve
 
 log = logging.getLogger("minislurm.slurmd")
 

@@ -1,0 +1,104 @@
+"""The node agent's HTTP surface: the controller's routes (``/ping``, ``/jobs/*``, with the
+controller's token) and srun's (``/steps/*``, with a step credential), and the server that
+answers them (:func:`serve`)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+
+from minislurm.common.auth import AuthError
+from minislurm.slurmd import spool as spooldir
+from minislurm.slurmd.proc import become_subreaper
+from minislurm.slurmd.spawn import launcher_python, runs_for_everyone
+from minislurm.slurmd.tasks import run_step
+
+if TYPE_CHECKING:
+    from minislurm.slurmd.agent import NodeAgent
+
+log = logging.getLogger("minislurm.slurmd")
+
+
+def make_app(agent: "NodeAgent") -> web.Application:
+    def verify_ctld(request: web.Request) -> None:
+        header = request.headers.get("Authorization", "")
+        try:
+            if not agent.signer.verify(header.removeprefix("Bearer ")).get("ctld"):
+                raise AuthError("not the controller")
+        except AuthError as exc:
+            raise web.HTTPUnauthorized(text=json.dumps({"error": str(exc)}), content_type="application/json")
+
+    async def ping(request):
+        verify_ctld(request)
+        agent.reap()
+        return web.json_response({"jobs": agent.running_jobs(), "finished": [
+            [j, i, c, s] for (j, i), (c, s) in agent.unreported.items()]})
+
+    async def launch(request):
+        verify_ctld(request)
+        return web.json_response(await agent.launch_batch(await request.json()))
+
+    async def terminate(request):
+        verify_ctld(request)
+        b = await request.json()
+        return web.json_response(await agent.terminate(int(b["job_id"]), int(b["inc"]), b.get("why"),
+                                                       float(b.get("kill_wait", 30))))
+
+    async def signal_job(request):
+        verify_ctld(request)
+        b = await request.json()
+        return web.json_response(agent.signal_job(int(b["job_id"]), int(b["inc"]), int(b["signal"]),
+                                                  b.get("target", "steps")))
+
+    async def usage(request):
+        verify_ctld(request)
+        b = await request.json()
+        return web.json_response(agent.usage(int(b["job_id"]), int(b["inc"])))
+
+    async def step_launch(request):
+        return await run_step(agent, request)
+
+    async def step_signal(request):
+        b = await request.json()
+        try:  # a long step must still take Ctrl-C when its credential has expired
+            claims = agent.check_credential(b.get("credential", ""), check_expiry=False)
+        except AuthError as exc:
+            return web.json_response({"error": str(exc)}, status=401)
+        return web.json_response(agent.signal_step(claims, int(b["signal"])))
+
+    @web.middleware
+    async def malformed(request, handler):
+        """A malformed request gets a 400 JSON error, never a dead handler or a 500."""
+        try:
+            return await handler(request)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            return web.json_response({"error": f"Malformed request: {exc!r}"}, status=400)
+
+    app = web.Application(client_max_size=16 * 1024 * 1024, middlewares=[malformed])
+    app.router.add_get("/ping", ping)
+    app.router.add_post("/jobs/launch", launch)
+    app.router.add_post("/jobs/terminate", terminate)
+    app.router.add_post("/jobs/signal", signal_job)
+    app.router.add_post("/jobs/usage", usage)
+    app.router.add_post("/steps/launch", step_launch)
+    app.router.add_post("/steps/signal", step_signal)
+    return app
+
+
+async def serve(agent: "NodeAgent", port: int = 0) -> web.AppRunner:
+    spooldir.prepare(agent.spool)
+    if os.geteuid() == 0 and not runs_for_everyone(launcher_python()):
+        log.warning("no Python that every user may run (using %s): the jobs of users who may not run it "
+                    "will fail to start", launcher_python())
+    become_subreaper()
+    runner = web.AppRunner(make_app(agent), access_log=None, shutdown_timeout=1.0)
+    await runner.setup()
+    site = web.TCPSite(runner, agent.bind, port, reuse_address=True)
+    await site.start()
+    agent.port = site._server.sockets[0].getsockname()[1]
+    agent.background.spawn(agent.register())
+    return runner
