@@ -1,7 +1,8 @@
 """The node agent (like slurmd plus slurmstepd): runs batch scripts and step tasks on one node.
 
-It registers with the controller, then answers it (the routes: :mod:`minislurm.slurmd.api`): ``/ping`` (with the jobs it runs, for
-fencing), ``/jobs/launch``, ``/jobs/signal``, ``/jobs/terminate``.  ``srun`` talks to it
+It registers with the controller, then answers it (the routes are in :mod:`minislurm.slurmd.api`):
+``/ping`` (with the jobs it runs, for fencing), ``/jobs/launch``, ``/jobs/signal``,
+``/jobs/terminate``.  ``srun`` talks to it
 directly with a step credential the controller signed: ``/steps/launch`` starts the tasks and
 streams their output back as JSON lines, ``/steps/signal`` forwards Ctrl-C and friends.
 
