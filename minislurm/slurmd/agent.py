@@ -2,9 +2,9 @@
 
 It registers with the controller, then answers it (the routes are in :mod:`minislurm.slurmd.api`):
 ``/ping`` (with the jobs it runs, for fencing), ``/jobs/launch``, ``/jobs/signal``,
-``/jobs/terminate``.  ``srun`` talks to it
-directly with a step credential the controller signed: ``/steps/launch`` starts the tasks and
-streams their output back as JSON lines, ``/steps/signal`` forwards Ctrl-C and friends.
+``/jobs/terminate``.  ``srun`` talks to it directly with a step credential the controller signed:
+``/steps/launch`` starts the tasks and streams their output back as JSON lines, ``/steps/signal``
+forwards Ctrl-C and friends.
 
 Trust: the ``/ping`` and ``/jobs/*`` routes obey the controller alone (a token with the ``ctld``
 claim).  The ``/steps/*`` routes act only on what a step credential binds (see
