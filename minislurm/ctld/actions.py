@@ -32,7 +32,7 @@ async def cancel(ctl: "Controller", user: str, uid: int, job_id: int, signal: in
             if signal in (9, 15) and target == "steps":  # plain SIGTERM/SIGKILL: cancel
                 return await cancel(ctl, user, uid, job_id)
             raise SlurmError(errors.JOB_PENDING)
-        await ctl.signal_job(job_id, signal, target=target)
+        await ctl.running.signal_job(job_id, signal, target=target)
         return
     live = ctl.live[job_id]
     if job.state is JobState.PENDING:
@@ -45,7 +45,7 @@ async def cancel(ctl: "Controller", user: str, uid: int, job_id: int, signal: in
     if live.ending and live.ending[0] == JobState.CANCELLED.name:
         return  # already being cancelled
     live.cancelled_by = uid
-    await ctl.terminate(job, JobState.CANCELLED, Reason.NONE)
+    await ctl.running.terminate(job, JobState.CANCELLED, Reason.NONE)
 
 
 async def requeue(ctl: "Controller", user: str, job_id: int, hold: bool = False) -> None:
@@ -60,7 +60,7 @@ async def requeue(ctl: "Controller", user: str, job_id: int, hold: bool = False)
         raise SlurmError(errors.JOB_PENDING)
     hold_kind = "user" if hold else None
     if job.state is JobState.RUNNING:
-        await ctl.terminate(job, JobState.REQUEUED, hold_kind)
+        await ctl.running.terminate(job, JobState.REQUEUED, hold_kind)
         return
     requeue_now(ctl, job, hold_kind)
     await ctl.commit(wake=(job_id,))
@@ -69,7 +69,7 @@ async def requeue(ctl: "Controller", user: str, job_id: int, hold: bool = False)
 def requeue_now(ctl: "Controller", job, hold: str | None) -> None:
     """A finished (or just stopped) job goes back to PENDING with the same id; the caller
     commits it and wakes its waiters (``ctl.commit(wake=...)``)."""
-    ctl.forget_run(job)
+    ctl.running.forget_run(job)
     ctl.state.requeue(job, ctl.clock(), hold=hold)
     if hold:
         job.priority = 0
@@ -165,7 +165,7 @@ async def update_job(ctl: "Controller", user: str, job_id: int, fields: dict) ->
     for k, v in changes.items():
         setattr(job, k, v)
     if "time_limit" in changes and job.state is JobState.RUNNING:
-        ctl.arm_timers(job, ctl.clock())
+        ctl.running.arm_timers(job, ctl.clock())
     if "nice" in changes and job.state is JobState.PENDING:
         from minislurm.sched import priority
         job.priority = priority.initial(job, ctl.state, ctl.clock())
@@ -208,7 +208,7 @@ async def update_node(ctl: "Controller", user: str, names: list[str], state: str
         if want == "DOWN":
             nodes.set_down(n, True, reason)
             ctl.save_node(name, reason_by=user)
-            await ctl.node_failed(n, reason)
+            await ctl.running.node_failed(n, reason)
         elif want == "DRAIN":
             nodes.set_drain(n, True, reason)
         elif want in ("RESUME", "IDLE"):

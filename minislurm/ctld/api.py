@@ -84,7 +84,7 @@ async def job_alive(request: web.Request) -> web.Response:
     ctl = _ctl(request)
     job = ctl.job(_job_id(request))
     ctl.may_modify(request[USER], job)
-    ctl.heard_from(job)
+    ctl.running.heard_from(job)
     return web.json_response({"ok": True, "state": job.state.name})
 
 
@@ -93,7 +93,7 @@ async def wait_job(request: web.Request) -> web.Response:
     ctl = _ctl(request)
     job = ctl.job(_job_id(request))
     if request[USER] == job.user:
-        ctl.heard_from(job)
+        ctl.running.heard_from(job)
     await ctl.settled()
     until = request[QUERY].get("until", "start")
     timeout = request[QUERY].get("timeout", 30.0)
@@ -142,7 +142,7 @@ async def complete_allocation(request: web.Request) -> web.Response:
         await actions.cancel(ctl, request[USER], ctl.ids_of(request[USER], body.get("uid", 0), 0)[0],
                              job.job_id)
     elif job.state is JobState.RUNNING and not ctl.live[job.job_id].batch:
-        await ctl.job_ended(job.job_id, job.restart_count, exit_code=body.get("exit_code", 0),
+        await ctl.running.job_ended(job.job_id, job.restart_count, exit_code=body.get("exit_code", 0),
                             signal=body.get("signal", 0))
     return web.json_response({"ok": True})
 
@@ -278,7 +278,7 @@ async def agent_job_ended(request: web.Request) -> web.Response:
     job = ctl.state.jobs.get(body["job_id"])
     if body.get("usage") and job is not None and job.restart_count == body["inc"]:
         ctl.run_of(job).batch_usage = body["usage"]
-    fresh = await ctl.job_ended(body["job_id"], body["inc"], exit_code=body.get("exit_code", 0),
+    fresh = await ctl.running.job_ended(body["job_id"], body["inc"], exit_code=body.get("exit_code", 0),
                                 signal=body.get("signal", 0))
     return web.json_response({"ok": True, "fresh": fresh})
 

@@ -6,8 +6,8 @@ event (submission, completion, node change) and a full backfill pass every ``bf_
 Commit, then tell: every change a client, a waiter or an agent hears of has first been
 committed to the :class:`~minislurm.ctld.store.Store` (acknowledgements await the commit;
 wake-ups, launches and kills are queued with ``store.then``).  What happens to a job once it
-runs (launch, limits, stopping it, its end, node failure) is the
-:class:`~minislurm.ctld.running.RunningJobs` part of the class, in its own file.
+runs (launch, limits, stopping it, its end, node failure) is its
+:class:`~minislurm.ctld.running.RunningJobs` part, ``ctl.running``, in its own file.
 
 Background work (the backfill and priority loops, node health, launches) runs as tasks the
 controller owns: an exception in one is logged and the loop goes on.
@@ -48,7 +48,7 @@ from minislurm.sched.willrun import will_run
 log = logging.getLogger("minislurm.ctld")
 
 
-class Controller(RunningJobs):
+class Controller:
     def __init__(self, config: ClusterConfig, state_dir: str | Path, signer: Signer, *,
                  operators: set[str] = frozenset(), clock=time.time, accounts_file: Path | None = None,
                  rpc: AgentClient | None = None):
@@ -75,6 +75,7 @@ class Controller(RunningJobs):
         self.background = Background(log)
         self.started_at = clock()
         self.slurm_user = pwd.getpwuid(os.geteuid()).pw_name  # SlurmUser: sets reasons itself
+        self.running = RunningJobs(self)  # launches, limits, stops and ends of running jobs
 
     # -- start-up and recovery -------------------------------------------------------
     async def start(self) -> None:
@@ -84,13 +85,13 @@ class Controller(RunningJobs):
         from minislurm.ctld.health import health_loop
         self.spawn(self._backfill_loop())
         self.spawn(health_loop(self))
-        self.spawn(every(1.0, self.check_inactive, log))
+        self.spawn(every(1.0, self.running.check_inactive, log))
         if self.config.priority.type == "priority/multifactor":
             self.spawn(self._priority_loop())
         for job in list(self.state.running.values()):
             live = self.live[job.job_id]
             if live.ending and not live.batch:  # a stop acknowledged before a restart (batch
-                self.spawn(self.deliver_ending(job))  # jobs: when their agent answers, health.fence)
+                self.spawn(self.running.deliver_ending(job))  # jobs: when their agent answers, health.fence)
         self.request_pass()
 
     async def stop(self) -> None:
@@ -244,7 +245,7 @@ class Controller(RunningJobs):
                 self.run_of(job).srun_heard = now
             self.save_job(job)
             accounting.record_job(self, job)
-            self.arm_timers(job, now)
+            self.running.arm_timers(job, now)
             self.store.then(lambda job=job, inc=job.restart_count: self._started(job, inc))
         self.store.flush_soon()
 
@@ -252,7 +253,7 @@ class Controller(RunningJobs):
         """The start is on disk: tell srun or sbatch --wait, and give a batch script to its agent."""
         self._wake(job.job_id)
         if self.live[job.job_id].batch and job.state is JobState.RUNNING and job.restart_count == incarnation:
-            self.spawn(self.launch(job, incarnation))
+            self.spawn(self.running.launch(job, incarnation))
 
     async def _backfill_loop(self) -> None:
         if self.config.sched.policy == "fifo":
@@ -282,6 +283,20 @@ class Controller(RunningJobs):
         return self.background.spawn(coro)
 
 
+    # -- waiting for a job (srun, sbatch --wait) ---------------------------------------------
+    def _wake(self, job_id: int) -> None:
+        ev = self._waiters.pop(job_id, None)
+        if ev is not None:
+            ev.set()
+
+    async def wait_change(self, job_id: int, timeout: float) -> None:
+        """Return when the job changes (after the change is committed), or after ``timeout``."""
+        ev = self._waiters.setdefault(job_id, asyncio.Event())
+        try:
+            await asyncio.wait_for(ev.wait(), timeout)
+        except asyncio.TimeoutError:
+            pass
+
     # -- helpers for the API -------------------------------------------------------------
     async def settled(self) -> None:
         """Wait until what memory holds now is saved, so an answer shows only durable state;
@@ -297,6 +312,10 @@ class Controller(RunningJobs):
         """Refuse a change while the state cannot be saved: better no answer than a lost one."""
         if self.store.failure is not None:
             raise SlurmError(errors.STATE_SAVE_FAILED, self.store.failure)
+
+    def node_addr(self, n: int) -> str | None:
+        """Where node ``n``'s agent answers (None until it has registered)."""
+        return self.agents[self.state.nodes.names[n]].addr
 
     def job(self, job_id: int) -> Job:
         job = self.state.jobs.get(job_id)

@@ -81,7 +81,7 @@ async def silent(ctl: "Controller", name: str, now: float) -> None:
         log.error("Nodes %s not responding, setting DOWN", name)
         nodes.set_down(n, True, NOT_RESPONDING)
         ctl.save_node(name, reason_by=ctl.slurm_user)
-        await ctl.node_failed(n, NOT_RESPONDING)
+        await ctl.running.node_failed(n, NOT_RESPONDING)
 
 
 async def responded(ctl: "Controller", name: str, reply: dict) -> None:
@@ -101,7 +101,7 @@ async def responded(ctl: "Controller", name: str, reply: dict) -> None:
         ctl.save_node(name)
         changed = True
     for job_id, inc, code, sig in reply.get("finished", []):
-        await ctl.job_ended(job_id, inc, exit_code=code, signal=sig)
+        await ctl.running.job_ended(job_id, inc, exit_code=code, signal=sig)
     await fence(ctl, name, reply.get("jobs", []))
     if changed:
         ctl.state.touch()
@@ -118,9 +118,9 @@ async def fence(ctl: "Controller", name: str, running: list) -> None:
                 and n in job.alloc.nodes)
         if not owns:
             log.warning("node %s runs job %s.%s it does not own: killing it", name, job_id, inc)
-            ctl.stop_on([n], job_id, inc, why=None)
+            ctl.running.stop_on([n], job_id, inc, why=None)
         elif ctl.live[job_id].ending and not ctl.run_of(job).stop_delivered:
-            ctl.spawn(ctl.deliver_ending(job))  # a stop acknowledged before a restart: tell it now
+            ctl.spawn(ctl.running.deliver_ending(job))  # a stop acknowledged before a restart: tell it now
     ctl.store.flush_soon()
     now = ctl.clock()
     for job in ctl.state.jobs_on_node(n):
@@ -130,13 +130,13 @@ async def fence(ctl: "Controller", name: str, running: list) -> None:
         if not missing:
             continue
         if live.ending:  # asked to stop, and gone: stopped as asked
-            await ctl.job_ended(job.job_id, job.restart_count, exit_code=0, signal=15)
+            await ctl.running.job_ended(job.job_id, job.restart_count, exit_code=0, signal=15)
         elif not live.launched:  # its launch may never have been sent: send it
             log.warning("batch job %s was never confirmed by %s: launching it again", job.job_id, name)
-            ctl.spawn(ctl.launch(job, job.restart_count))
+            ctl.spawn(ctl.running.launch(job, job.restart_count))
         else:  # the agent restarted and lost it: like Slurm, requeue (or end) the run
             log.error("batch job %s is gone from %s", job.job_id, name)
-            ctl.lost_on_node(job, n)
+            ctl.running.lost_on_node(job, n)
             await ctl.commit()
 
 

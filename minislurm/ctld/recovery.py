@@ -44,7 +44,7 @@ def recover(ctl: "Controller") -> None:
         ctl.live[job.job_id] = live
         st.restore(job)
         if job.job_id in st.running:
-            ctl.arm_timers(job, now)
+            ctl.running.arm_timers(job, now)
             if not live.batch:
                 ctl.run_of(job).srun_heard = now
             for a in ctl.agents.values():  # running jobs are re-adopted when agents answer

@@ -1,8 +1,8 @@
 """The controller's side of a running job: launching it, its time limit and --signal timers,
 stopping it (scancel, time limit, scontrol requeue), its end, and a node that fails under it.
 
-A mixin of :class:`~minislurm.ctld.controller.Controller`, kept apart so that each file reads
-as one subject.  Every report carries the job's incarnation (its restart count): a report
+The controller's ``running`` part (``ctl.running.job_ended(...)``), kept apart so that each
+file reads as one subject.  Every report carries the job's incarnation (its restart count): a report
 from a run that was requeued meanwhile is stale and changes nothing.
 
 Stopping a job is an intent saved with the job (``Live.ending``) before any agent is told,
@@ -15,10 +15,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+from typing import TYPE_CHECKING
 
 from minislurm.core.job import Job
 from minislurm.core.states import JobState, Reason
 from minislurm.ctld import accounting
+
+if TYPE_CHECKING:
+    from minislurm.ctld.controller import Controller
 
 log = logging.getLogger("minislurm.ctld")
 
@@ -31,16 +35,19 @@ LAUNCH_FAILED_SIGNAL = 53
 
 
 class RunningJobs:
-    # -- running jobs -------------------------------------------------------------------
-    def node_addr(self, n: int) -> str | None:
-        return self.agents[self.state.nodes.names[n]].addr
+    """What the controller does to and for running jobs; it holds no state of its own (the
+    job, its saved intent ``Live.ending`` and its :class:`~minislurm.ctld.runstate.Run` are the
+    controller's), so it can be read, and replaced, as one subject."""
+
+    def __init__(self, ctl: "Controller"):
+        self.ctl = ctl
 
     async def launch(self, job: Job, incarnation: int) -> None:
         """Send the batch script of this run to its first node's agent."""
         from minislurm.ctld.launch import batch_payload
-        payload = batch_payload(self, job)
-        addr = self.node_addr(job.alloc.nodes[0])
-        reply = await self.rpc.call(addr, "/jobs/launch", payload) if addr else None
+        payload = batch_payload(self.ctl, job)
+        addr = self.ctl.node_addr(job.alloc.nodes[0])
+        reply = await self.ctl.rpc.call(addr, "/jobs/launch", payload) if addr else None
         if job.restart_count != incarnation or job.state is not JobState.RUNNING:
             return
         if reply is None:
@@ -49,9 +56,9 @@ class RunningJobs:
             # NODE_FAIL), or, if the node answers without the job, a relaunch (see health.fence).
             log.warning("no answer to the launch of job %s from %s", job.job_id, job.alloc.nodes[0])
         elif reply.get("ok"):
-            self.live[job.job_id].launched = True
-            self.save_job(job)
-            self.store.flush_soon()
+            self.ctl.live[job.job_id].launched = True
+            self.ctl.save_job(job)
+            self.ctl.store.flush_soon()
         else:
             await self.launch_refused(job, incarnation, reply)
 
@@ -61,7 +68,7 @@ class RunningJobs:
         drained and the job requeued held (JobHeldAdmin; Slurm's squeue adds the description
         "launch failed requeued held", which minislurm does not keep), so one broken node
         cannot fail or loop a queue of jobs."""
-        node = self.state.nodes.names[job.alloc.nodes[0]]
+        node = self.ctl.state.nodes.names[job.alloc.nodes[0]]
         error = reply.get("error") or "launch failed"
         if reply.get("stale"):  # it ran and ended there: its end is reported by the agent
             log.info("launch of job %s on %s: %s", job.job_id, node, error)
@@ -72,9 +79,9 @@ class RunningJobs:
                                  launch_failed=True)
             return
         n = job.alloc.nodes[0]
-        self.state.nodes.set_drain(n, True, LAUNCH_FAILED_NODE)
-        self.save_node(node, reason_by=self.slurm_user)
-        self.live[job.job_id].ending = [JobState.REQUEUED.name, "admin"]
+        self.ctl.state.nodes.set_drain(n, True, LAUNCH_FAILED_NODE)
+        self.ctl.save_node(node, reason_by=self.ctl.slurm_user)
+        self.ctl.live[job.job_id].ending = [JobState.REQUEUED.name, "admin"]
         await self.job_ended(job.job_id, incarnation, exit_code=1, signal=0)
 
     def arm_timers(self, job: Job, now: float) -> None:
@@ -85,22 +92,22 @@ class RunningJobs:
         inc = job.restart_count
         if job.time_limit != math.inf:
             at = job.start_time + job.time_limit - now
-            handles.append(loop.call_later(max(0.0, at), lambda: self.spawn(self.time_limit(job.job_id, inc))))
+            handles.append(loop.call_later(max(0.0, at), lambda: self.ctl.spawn(self.time_limit(job.job_id, inc))))
         sig = getattr(job.spec, "signal", None)
         if sig is not None and job.time_limit != math.inf:
             at = job.start_time + job.time_limit - sig.seconds - now
             target = "batch" if sig.batch_only else "steps"
-            handles.append(loop.call_later(max(0.0, at), lambda: self.spawn(
+            handles.append(loop.call_later(max(0.0, at), lambda: self.ctl.spawn(
                 self.signal_job(job.job_id, sig.signal, target=target))))
-        self.run_of(job).timers = handles
+        self.ctl.run_of(job).timers = handles
 
     def _disarm(self, job_id: int) -> None:
-        run = self.runs.get(job_id)
+        run = self.ctl.runs.get(job_id)
         if run is not None:
             run.disarm()
 
     async def time_limit(self, job_id: int, incarnation: int) -> None:
-        job = self.state.jobs.get(job_id)
+        job = self.ctl.state.jobs.get(job_id)
         if job is None or job.state is not JobState.RUNNING or job.restart_count != incarnation:
             return
         await self.terminate(job, JobState.TIMEOUT, Reason.TIME_LIMIT)
@@ -109,23 +116,23 @@ class RunningJobs:
         """End a running job as ``final`` (CANCELLED, TIMEOUT, or REQUEUED with ``reason`` the
         hold kind): save the intent, then ask its agents to stop it (SIGTERM, SIGKILL after
         KillWait); the job ends when its batch script has."""
-        self.live[job.job_id].ending = [final.name, reason]
-        self.save_job(job)
-        await self.store.commit()
+        self.ctl.live[job.job_id].ending = [final.name, reason]
+        self.ctl.save_job(job)
+        await self.ctl.store.commit()
         await self.deliver_ending(job)
 
     async def deliver_ending(self, job: Job) -> None:
         """Tell every agent of the job to stop it, as the saved intent says."""
-        live = self.live[job.job_id]
+        live = self.ctl.live[job.job_id]
         if job.state is not JobState.RUNNING or not live.ending:
             return
         inc = job.restart_count
         payload = {"job_id": job.job_id, "inc": inc, "why": WHY.get(JobState[live.ending[0]]),
-                   "kill_wait": self.config.kill_wait}
-        replies = await asyncio.gather(*(self.rpc.call(self.node_addr(n), "/jobs/terminate", payload)
-                                         for n in job.alloc.nodes if self.node_addr(n)))
+                   "kill_wait": self.ctl.config.kill_wait}
+        replies = await asyncio.gather(*(self.ctl.rpc.call(self.ctl.node_addr(n), "/jobs/terminate", payload)
+                                         for n in job.alloc.nodes if self.ctl.node_addr(n)))
         if any(r is not None for r in replies) and job.state is JobState.RUNNING and job.restart_count == inc:
-            self.run_of(job).stop_delivered = True  # (unless the run ended meanwhile: nothing to keep)
+            self.ctl.run_of(job).stop_delivered = True  # (unless the run ended meanwhile: nothing to keep)
         if not live.batch or all(r is None for r in replies):
             # No batch script will report back: end the job here.
             await self.job_ended(job.job_id, inc, exit_code=0, signal=15)
@@ -134,22 +141,22 @@ class RunningJobs:
         """Signal a running job: ``steps`` (the default, as --signal and scancel -s do), ``batch``
         (the batch shell alone, --signal=B:), ``batch_scancel`` (the same for scancel -b, which
         slurmstepd notes in the job's output) or ``all`` (scancel -f)."""
-        job = self.state.jobs.get(job_id)
+        job = self.ctl.state.jobs.get(job_id)
         if job is None or job.state is not JobState.RUNNING:
             return
         payload = {"job_id": job_id, "inc": job.restart_count, "signal": signum, "target": target}
-        await asyncio.gather(*(self.rpc.call(self.node_addr(n), "/jobs/signal", payload)
-                               for n in job.alloc.nodes if self.node_addr(n)))
+        await asyncio.gather(*(self.ctl.rpc.call(self.ctl.node_addr(n), "/jobs/signal", payload)
+                               for n in job.alloc.nodes if self.ctl.node_addr(n)))
 
     async def job_ended(self, job_id: int, incarnation: int, *, exit_code: int, signal: int,
                         launch_failed: bool = False) -> bool:
         """The batch script (or the allocation's owner) finished.  False if the report is stale.
         Returns once the end is saved (an agent stops repeating its report then)."""
-        job = self.state.jobs.get(job_id)
+        job = self.ctl.state.jobs.get(job_id)
         if job is None or job.state is not JobState.RUNNING or job.restart_count != incarnation:
             return False
-        now = self.clock()
-        live = self.live[job_id]
+        now = self.ctl.clock()
+        live = self.ctl.live[job_id]
         final, reason = (JobState[live.ending[0]], live.ending[1]) if live.ending else (None, Reason.NONE)
         live.ending = None
         # No process of the job may outlive its end: the script's node stops its own; every
@@ -161,25 +168,26 @@ class RunningJobs:
         else:
             self._ended(job, final, reason, now, exit_code, signal, launch_failed)
         self.stop_on(others, job_id, incarnation, why=None)
-        await self.commit(wake=(job_id,))
+        await self.ctl.commit(wake=(job_id,))
         return True
 
     def stop_on(self, nodes: list[int], job_id: int, incarnation: int, why: str | None) -> None:
         """After the next commit, tell these nodes' agents to kill what is left of a run."""
         payload = {"job_id": job_id, "inc": incarnation, "why": why, "kill_wait": 0}
+        ctl = self.ctl
         for n in nodes:
-            addr = self.node_addr(n)
+            addr = ctl.node_addr(n)
             if addr:
-                self.store.then(lambda addr=addr: self.spawn(self.rpc.call(addr, "/jobs/terminate", payload)))
+                ctl.store.then(lambda addr=addr: ctl.spawn(ctl.rpc.call(addr, "/jobs/terminate", payload)))
 
     def _requeued(self, job: Job, now: float, exit_code: int, signal: int, hold: str | None) -> None:
         """The run is recorded REQUEUED and the job goes back to PENDING, same id (reference 5.3)."""
         from minislurm.ctld.actions import requeue_now
         job.exit_signal = signal
         self.charge_usage(job)
-        accounting.record_job(self, job, state=JobState.REQUEUED, end=now, exit_code=exit_code)
-        accounting.close_steps(self, job, JobState.CANCELLED)
-        requeue_now(self, job, hold)
+        accounting.record_job(self.ctl, job, state=JobState.REQUEUED, end=now, exit_code=exit_code)
+        accounting.close_steps(self.ctl, job, JobState.CANCELLED)
+        requeue_now(self.ctl, job, hold)
 
     def _ended(self, job: Job, final: JobState | None, reason: str, now: float, exit_code: int, signal: int,
                launch_failed: bool) -> None:
@@ -191,89 +199,76 @@ class RunningJobs:
             else:
                 final, reason = JobState.FAILED, Reason.NON_ZERO_EXIT
         self.charge_usage(job)  # before finish() releases the allocation it is computed from
-        self.state.finish(job, final, now, exit_code=exit_code, reason=reason)
+        self.ctl.state.finish(job, final, now, exit_code=exit_code, reason=reason)
         job.exit_signal = signal
-        accounting.record_job(self, job)
-        accounting.close_steps(self, job, final)
+        accounting.record_job(self.ctl, job)
+        accounting.close_steps(self.ctl, job, final)
         self.forget_run(job)
-        self.save_job(job)
+        self.ctl.save_job(job)
 
     def forget_run(self, job: Job) -> None:
         """What the controller kept about a run that is over: its steps, srun's heartbeat, the
         stop it delivered."""
-        run = self.runs.pop(job.job_id, None)
+        run = self.ctl.runs.pop(job.job_id, None)
         if run is not None:
             run.disarm()
-        self.store.drop_steps(job.job_id)
+        self.ctl.store.drop_steps(job.job_id)
 
     def charge_usage(self, job: Job) -> None:
-        book = self.fairshare
+        book = self.ctl.fairshare
         if book is not None and job.alloc is not None and job.start_time is not None:
-            book.charge(job, self.clock())
+            book.charge(job, self.ctl.clock())
 
     async def node_failed(self, n: int, why: str) -> None:
         """A node went DOWN: requeue its requeueable batch jobs, end the others NODE_FAIL."""
-        for job in self.state.jobs_on_node(n):
+        for job in self.ctl.state.jobs_on_node(n):
             self.lost_on_node(job, n)
-        await self.commit()
+        await self.ctl.commit()
 
     def lost_on_node(self, job: Job, n: int) -> None:
         """This run of ``job`` died with node ``n``: record NODE_FAIL, then requeue it (a batch
         job that may be requeued) or end it, and stop what is left of it on its other nodes."""
-        now = self.clock()
-        live = self.live[job.job_id]
+        now = self.ctl.clock()
+        live = self.ctl.live[job.job_id]
         inc = job.restart_count
         self._disarm(job.job_id)
         live.ending = None
         survivors = [m for m in job.alloc.nodes if m != n]
         self.charge_usage(job)
-        accounting.record_job(self, job, state=JobState.NODE_FAIL, end=now, exit_code=1)
-        accounting.close_steps(self, job, JobState.NODE_FAIL)
+        accounting.record_job(self.ctl, job, state=JobState.NODE_FAIL, end=now, exit_code=1)
+        accounting.close_steps(self.ctl, job, JobState.NODE_FAIL)
         self.forget_run(job)
         if live.batch and job.requeue:
-            log.info("requeue job JobId=%s due to failure of node %s", job.job_id, self.state.nodes.names[n])
-            self.state.requeue(job, now)
+            log.info("requeue job JobId=%s due to failure of node %s", job.job_id, self.ctl.state.nodes.names[n])
+            self.ctl.state.requeue(job, now)
             live.next_step = 0
-            accounting.record_job(self, job)
+            accounting.record_job(self.ctl, job)
         else:
-            log.info("Killing JobId=%s on failed node %s", job.job_id, self.state.nodes.names[n])
-            self.state.finish(job, JobState.NODE_FAIL, now, exit_code=1, reason=Reason.NODE_DOWN)
-        self.save_job(job)
-        self.tell(job.job_id)
+            log.info("Killing JobId=%s on failed node %s", job.job_id, self.ctl.state.nodes.names[n])
+            self.ctl.state.finish(job, JobState.NODE_FAIL, now, exit_code=1, reason=Reason.NODE_DOWN)
+        self.ctl.save_job(job)
+        self.ctl.tell(job.job_id)
         self.stop_on(survivors, job.job_id, inc, why="NODE FAILURE")
 
     # -- srun allocations ----------------------------------------------------------------------
     def heard_from(self, job: Job) -> None:
         """The srun that owns an allocation is still there (any call it makes about the job)."""
-        run = self.runs.get(job.job_id)
+        run = self.ctl.runs.get(job.job_id)
         if run is not None and run.srun_heard is not None:
-            run.srun_heard = self.clock()
+            run.srun_heard = self.ctl.clock()
 
     async def check_inactive(self) -> None:
         """InactiveLimit: an allocation whose srun has not been heard of for that long (it was
         killed, or lost its way to the controller) is ended TIMEOUT, reason InactiveLimit, as
         slurmctld does; otherwise it would hold its nodes until its time limit."""
-        limit = self.config.inactive_limit
+        limit = self.ctl.config.inactive_limit
         if not limit:
             return
-        now = self.clock()
-        for job_id, run in list(self.runs.items()):
-            job = self.state.jobs.get(job_id)
+        now = self.ctl.clock()
+        for job_id, run in list(self.ctl.runs.items()):
+            job = self.ctl.state.jobs.get(job_id)
             if run.srun_heard is None or job is None or job.state is not JobState.RUNNING:
                 continue
-            if now - run.srun_heard > limit and not self.live[job_id].ending:
+            if now - run.srun_heard > limit and not self.ctl.live[job_id].ending:
                 log.info("inactivity time limit reached for JobId=%s", job_id)
                 await self.terminate(job, JobState.TIMEOUT, Reason.INACTIVE_LIMIT)
-
-    # -- waiting for a job (srun, sbatch --wait) ---------------------------------------------
-    def _wake(self, job_id: int) -> None:
-        ev = self._waiters.pop(job_id, None)
-        if ev is not None:
-            ev.set()
-
-    async def wait_change(self, job_id: int, timeout: float) -> None:
-        ev = self._waiters.setdefault(job_id, asyncio.Event())
-        try:
-            await asyncio.wait_for(ev.wait(), timeout)
-        except asyncio.TimeoutError:
-            pass

@@ -31,7 +31,7 @@ def _fail(job_id: int, why: str) -> SlurmError:
 async def create(ctl: "Controller", user: str, job_id: int, req: dict) -> dict:
     job = ctl.job(job_id)
     ctl.may_modify(user, job)
-    ctl.heard_from(job)
+    ctl.running.heard_from(job)
     if job.state is not JobState.RUNNING:
         raise _fail(job_id, "Job/step already completing or completed" if job.state.finished
                     else "Job is pending execution")
@@ -96,7 +96,7 @@ async def complete(ctl: "Controller", user: str, job_id: int, step_id: int, exit
                    usage: dict | None = None) -> None:
     job = ctl.job(job_id)
     ctl.may_modify(user, job)
-    ctl.heard_from(job)
+    ctl.running.heard_from(job)
     run = ctl.runs.get(job_id)
     step = run.steps.get(step_id) if run else None
     if step is None or step["state"] != "RUNNING":

@@ -144,7 +144,7 @@ class FakeAgents:
         if handle is not None:
             handle.cancel()
         if node.alive:
-            await self.ctl.job_ended(key[0], key[1], exit_code=code, signal=sig)
+            await self.ctl.running.job_ended(key[0], key[1], exit_code=code, signal=sig)
 
     # -- what a test does to nodes ---------------------------------------------------------
     def crash(self, name: str) -> None:

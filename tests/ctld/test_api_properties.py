@@ -140,7 +140,7 @@ def test_valid_submissions_never_break_the_controller(tmp_path, caplog):
         for job in list(ctl.state.running.values()):
             batch_payload(ctl, job)
             tally["ran"] += 1
-            await ctl.job_ended(job.job_id, job.restart_count, exit_code=rng.choice([0, 1]), signal=0)
+            await ctl.running.job_ended(job.job_id, job.restart_count, exit_code=rng.choice([0, 1]), signal=0)
         node_views(ctl)
         accounting.query(ctl)
         await asyncio.sleep(0)
