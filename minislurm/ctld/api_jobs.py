@@ -8,7 +8,7 @@ import json
 from aiohttp import web
 
 from minislurm.core.states import JobState
-from minislurm.ctld import actions, steps
+from minislurm.ctld import actions, admission, steps
 from minislurm.ctld.controller import Controller
 from minislurm.ctld.edge import BODY, CTL, PATH, QUERY, USER
 from minislurm.ctld.present import full_job, job_columns
@@ -26,8 +26,8 @@ def _job_id(request: web.Request) -> int:
 
 async def submit(request: web.Request) -> web.Response:
     if request[BODY].get("spec", {}).get("test_only"):
-        return web.json_response(await _ctl(request).test_only(request[USER], request[BODY]))
-    ids = await _ctl(request).submit(request[USER], request[BODY])
+        return web.json_response(await admission.test_only(_ctl(request), request[USER], request[BODY]))
+    ids = await admission.submit(_ctl(request), request[USER], request[BODY])
     return web.json_response({"job_id": ids[0], "job_ids": ids})
 
 

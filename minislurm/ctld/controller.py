@@ -28,7 +28,6 @@ from minislurm.core.cluster import ClusterConfig
 from minislurm.core.errors import SlurmError
 from minislurm.core.job import Job
 from minislurm.core.layout import block
-from minislurm.core.spec import spec_from_dict
 from minislurm.core.state import ClusterState
 from minislurm.core.states import JobState, Reason
 from minislurm.ctld import accounting
@@ -42,8 +41,6 @@ from minislurm.lifecycle import Background, every
 from minislurm.sched import priority
 from minislurm.sched.order import QueueOrder
 from minislurm.sched.schedule import schedule
-from minislurm.sched.submit import NeverRuns, build_jobs
-from minislurm.sched.willrun import will_run
 
 log = logging.getLogger("minislurm.ctld")
 
@@ -143,68 +140,6 @@ class Controller:
         user, at = agent.reason_set or (None, None)
         self.store.put_node(name, {"addr": agent.addr, "down": bool(nodes.down[n]), "drain": bool(nodes.drain[n]),
                                    "reason": nodes.reason[n], "reason_user": user, "reason_time": at})
-
-    # -- submission -------------------------------------------------------------------
-    async def submit(self, user: str, request: dict) -> list[int]:
-        """Validate, commit, queue.  Returns the job ids (one per array task)."""
-        self.check_saving()
-        now = self.clock()
-        spec = spec_from_dict(request.get("spec", {}))
-        batch = bool(request.get("batch", True))
-        uid, gid = self.ids_of(user, int(request.get("uid", 0)), int(request.get("gid", 0)))
-        try:
-            jobs = build_jobs(spec, self.state, first_id=self.state.next_job_id, user=user, now=now,
-                              default_name=request.get("default_name") or ("sbatch" if batch else "srun"))
-        except NeverRuns as exc:
-            self.state.used_job_ids(exc.job.job_id)
-            await self._never_runs(exc.job, Live.from_request(request, batch, uid, gid), now)
-            raise
-        self.state.used_job_ids(jobs[-1].job_id)
-        for job in jobs:
-            job.priority = priority.initial(job, self.state, now)
-            if job.hold:  # a held job says so at once, and still does after a restart
-                job.reason = Reason.HELD_ADMIN if job.hold == "admin" else Reason.HELD_USER
-            self.live[job.job_id] = Live.from_request(request, batch, uid, gid)
-            self.save_job(job)
-            accounting.record_job(self, job)
-        self.store.put_meta("next_job_id", self.state.next_job_id)
-        await self.store.commit()
-        for job in jobs:
-            self.state.add(job)
-        self.request_pass()
-        return [j.job_id for j in jobs]
-
-    async def test_only(self, user: str, request: dict) -> dict:
-        """``sbatch --test-only``: the will-run answer for a job that is never queued (it uses
-        up a job id, as in Slurm)."""
-        self.check_saving()
-        now = self.clock()
-        job_id = self.state.next_job_id
-        try:
-            job = build_jobs(spec_from_dict(request.get("spec", {})), self.state, first_id=job_id, user=user,
-                             now=now)[0]
-        except NeverRuns:
-            found = None
-        else:
-            found = will_run(self.state, job, now)
-        self.state.used_job_ids(job_id)
-        self.store.put_meta("next_job_id", self.state.next_job_id)
-        await self.store.commit()
-        if found is None:
-            raise SlurmError(errors.NODE_CONFIG_UNAVAILABLE)
-        start, nodes, cpus = found
-        return {"job_id": job_id, "start": start, "nodes": nodes, "cpus": cpus, "partition": job.partition}
-
-    async def _never_runs(self, job: Job, live: Live, now: float) -> None:
-        """As slurmctld does: the refused request keeps its job id and a FAILED record (exit code
-        1, no nodes), so ``sacct`` lists it and the next job's id skips one."""
-        self.live[job.job_id] = live
-        job.state, job.reason, job.exit_code = JobState.FAILED, Reason.BAD_CONSTRAINTS, 1
-        job.start_time = job.end_time = now
-        accounting.record_job(self, job)
-        del self.live[job.job_id]
-        self.store.put_meta("next_job_id", self.state.next_job_id)
-        await self.store.commit()
 
     # -- scheduling ---------------------------------------------------------------------
     def request_pass(self) -> None:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from minislurm.cluster.confgen import apply_settings, lab_config
 from minislurm.common.auth import Signer
-from minislurm.ctld import health
+from minislurm.ctld import admission, health
 from minislurm.ctld.controller import Controller
 
 EPOCH = 1_767_225_600.0  # 2026-01-01: the fake clock starts here
@@ -187,7 +187,7 @@ class Harness:
     async def submit(self, user: str = "alice", *, seconds: float = math.inf, exit_code: int = 0,
                      **spec) -> int:
         """sbatch: one batch job that runs ``seconds`` on its agent, then exits ``exit_code``."""
-        (job_id, *_) = await self.ctl.submit(user, {
+        (job_id, *_) = await admission.submit(self.ctl, user, {
             "spec": spec, "script": "#!/bin/sh\ntrue\n", "environment": {"PATH": "/usr/bin"},
             "work_dir": "/tmp", "batch": True})
         self.agents.runtime[job_id] = (seconds, exit_code)

@@ -24,7 +24,7 @@ from minislurm.common.auth import Signer
 from minislurm.core.errors import SlurmError
 from minislurm.core.options import OptionError, parse_options
 from minislurm.core.spec import spec_to_dict
-from minislurm.ctld import accounting, validate
+from minislurm.ctld import accounting, admission, validate
 from minislurm.ctld.api import PREFIX, make_app
 from minislurm.ctld.controller import Controller
 from minislurm.ctld.jobs import job_from_dict, job_to_dict
@@ -128,7 +128,7 @@ def test_valid_submissions_never_break_the_controller(tmp_path, caplog):
             tally["refused"] += 1  # a few generated values are stricter here (2.0 is no count)
             return
         try:
-            await ctl.submit(rng.choice(["root", "alice"]), body)
+            await admission.submit(ctl, rng.choice(["root", "alice"]), body)
             tally["accepted"] += 1
         except SlurmError:
             tally["refused"] += 1

@@ -265,11 +265,13 @@ def test_the_published_schemas_are_the_enforced_ones(tmp_path):
 
 
 @pytest.mark.parametrize("exc", [KeyError("spec"), TypeError("bad operand"), AttributeError("x"), ValueError("y")])
-def test_a_bug_in_a_handler_is_a_logged_500_with_a_request_id(tmp_path, caplog, exc):
+def test_a_bug_in_a_handler_is_a_logged_500_with_a_request_id(tmp_path, caplog, monkeypatch, exc):
+    from minislurm.ctld import admission
+
     async def check(api):
-        async def broken(user, request):
+        async def broken(ctl, user, request):
             raise exc
-        api.ctl.submit = broken
+        monkeypatch.setattr(admission, "submit", broken)
         caplog.set_level(logging.ERROR, logger="minislurm.ctld")
         status, reply, headers = await api.call("POST", "/jobs", good_job())
         rid = headers["X-Request-Id"]

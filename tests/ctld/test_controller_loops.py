@@ -9,6 +9,7 @@ import pytest
 from minislurm.cluster.confgen import lab_config
 from minislurm.common.auth import Signer
 from minislurm.core.errors import SlurmError
+from minislurm.ctld import admission
 from minislurm.ctld import controller as controller_module
 from minislurm.ctld.controller import Controller
 
@@ -35,7 +36,7 @@ def test_the_backfill_loop_survives_an_exception(tmp_path, monkeypatch, caplog):
     async def run():
         ctl = make(tmp_path)
         await ctl.start()
-        await ctl.submit("alice", {"spec": {"time_limit_min": 5}, "script": "#!/bin/sh\ntrue\n"})
+        await admission.submit(ctl, "alice", {"spec": {"time_limit_min": 5}, "script": "#!/bin/sh\ntrue\n"})
         await asyncio.sleep(1.5)  # about 7 backfill cycles (the node never answers: the job waits)
         await ctl.stop()
 
@@ -52,18 +53,18 @@ def test_changes_are_refused_while_the_state_cannot_be_saved(tmp_path):
         pages = ctl.store._db.execute("PRAGMA page_count").fetchone()[0]
         ctl.store._db.execute(f"PRAGMA max_page_count={pages}")  # no room left
         big = {"spec": {}, "script": "#!/bin/sh\ntrue\n", "environment": {"DATA": "x" * 100_000}}
-        first = asyncio.ensure_future(ctl.submit("alice", big))
+        first = asyncio.ensure_future(admission.submit(ctl, "alice", big))
         for _ in range(100):
             await asyncio.sleep(0.02)
             if ctl.store.failure:
                 break
         with pytest.raises(SlurmError, match="cannot save its state.*database or disk is full"):
-            await ctl.submit("alice", {"spec": {}, "script": "#!/bin/sh\ntrue\n"})
+            await admission.submit(ctl, "alice", {"spec": {}, "script": "#!/bin/sh\ntrue\n"})
         assert not first.done() and not ctl.state.jobs  # not acknowledged, not queued
         ctl.store._db.execute("PRAGMA max_page_count=1000000")
         ids = await asyncio.wait_for(first, 10)
         assert list(ctl.state.jobs) == ids == [1]
-        assert await ctl.submit("alice", {"spec": {}, "script": "#!/bin/sh\ntrue\n"}) == [2]
+        assert await admission.submit(ctl, "alice", {"spec": {}, "script": "#!/bin/sh\ntrue\n"}) == [2]
         await ctl.stop()
 
     asyncio.run(run())

@@ -1,0 +1,87 @@
+"""Admission: a job request becomes queued jobs (``sbatch``, ``srun`` and ``salloc`` outside a
+job), or a will-run answer (``sbatch --test-only``).  The request is built into jobs by the
+same rule the simulator uses (:func:`minislurm.sched.submit.build_jobs`); they are committed
+before the client hears its job ids, and only then queued.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from minislurm.core import errors
+from minislurm.core.errors import SlurmError
+from minislurm.core.job import Job
+from minislurm.core.spec import spec_from_dict
+from minislurm.core.states import JobState, Reason
+from minislurm.ctld import accounting
+from minislurm.ctld.jobs import Live
+from minislurm.sched import priority
+from minislurm.sched.submit import NeverRuns, build_jobs
+from minislurm.sched.willrun import will_run
+
+if TYPE_CHECKING:
+    from minislurm.ctld.controller import Controller
+
+
+async def submit(ctl: "Controller", user: str, request: dict) -> list[int]:
+    """Validate, commit, queue.  Returns the job ids (one per array task)."""
+    ctl.check_saving()
+    now = ctl.clock()
+    spec = spec_from_dict(request.get("spec", {}))
+    batch = bool(request.get("batch", True))
+    uid, gid = ctl.ids_of(user, int(request.get("uid", 0)), int(request.get("gid", 0)))
+    try:
+        jobs = build_jobs(spec, ctl.state, first_id=ctl.state.next_job_id, user=user, now=now,
+                          default_name=request.get("default_name") or ("sbatch" if batch else "srun"))
+    except NeverRuns as exc:
+        ctl.state.used_job_ids(exc.job.job_id)
+        await _never_runs(ctl, exc.job, Live.from_request(request, batch, uid, gid), now)
+        raise
+    ctl.state.used_job_ids(jobs[-1].job_id)
+    for job in jobs:
+        job.priority = priority.initial(job, ctl.state, now)
+        if job.hold:  # a held job says so at once, and still does after a restart
+            job.reason = Reason.HELD_ADMIN if job.hold == "admin" else Reason.HELD_USER
+        ctl.live[job.job_id] = Live.from_request(request, batch, uid, gid)
+        ctl.save_job(job)
+        accounting.record_job(ctl, job)
+    ctl.store.put_meta("next_job_id", ctl.state.next_job_id)
+    await ctl.store.commit()
+    for job in jobs:
+        ctl.state.add(job)
+    ctl.request_pass()
+    return [j.job_id for j in jobs]
+
+
+async def test_only(ctl: "Controller", user: str, request: dict) -> dict:
+    """``sbatch --test-only``: the will-run answer for a job that is never queued (it uses
+    up a job id, as in Slurm)."""
+    ctl.check_saving()
+    now = ctl.clock()
+    job_id = ctl.state.next_job_id
+    try:
+        job = build_jobs(spec_from_dict(request.get("spec", {})), ctl.state, first_id=job_id, user=user,
+                         now=now)[0]
+    except NeverRuns:
+        found = None
+    else:
+        found = will_run(ctl.state, job, now)
+    ctl.state.used_job_ids(job_id)
+    ctl.store.put_meta("next_job_id", ctl.state.next_job_id)
+    await ctl.store.commit()
+    if found is None:
+        raise SlurmError(errors.NODE_CONFIG_UNAVAILABLE)
+    start, nodes, cpus = found
+    return {"job_id": job_id, "start": start, "nodes": nodes, "cpus": cpus, "partition": job.partition}
+
+
+async def _never_runs(ctl: "Controller", job: Job, live: Live, now: float) -> None:
+    """As slurmctld does: the refused request keeps its job id and a FAILED record (exit code
+    1, no nodes), so ``sacct`` lists it and the next job's id skips one."""
+    ctl.live[job.job_id] = live
+    job.state, job.reason, job.exit_code = JobState.FAILED, Reason.BAD_CONSTRAINTS, 1
+    job.start_time = job.end_time = now
+    accounting.record_job(ctl, job)
+    del ctl.live[job.job_id]
+    ctl.store.put_meta("next_job_id", ctl.state.next_job_id)
+    await ctl.store.commit()
