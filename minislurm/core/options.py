@@ -6,7 +6,7 @@ a stray word, which sbatch rejects), a required argument takes the next word eve
 starts with ``-``, parsing stops at the first non-option (``sbatch -N2 job.sh -N5``), ``--``
 ends the options, long names may be abbreviated to a unique prefix, and the error lines are
 glibc's (``sbatch: unrecognized option '--foo'``).  So the table is data and the scanner is
-ours; the values are converted by :mod:`minislurm.core.optvalues`, in the order given.
+ours; the values are converted by :mod:`minislurm.core.opthandlers`, in the order given.
 
 Options minislurm acts on fill :class:`JobSpec` fields; every other real Slurm option is
 accepted and recorded in ``JobSpec.extra`` under its long name, so scripts written for a real
@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 
 from minislurm.core import errors
 from minislurm.core import optvalues as v
+from minislurm.core.opthandlers import HANDLERS
 from minislurm.core.optvalues import OptionError
 from minislurm.core.spec import JobSpec
 
@@ -177,7 +178,7 @@ def apply_options(pairs: Pairs, *, prog: str = "sbatch", now: float) -> JobSpec:
     spec = JobSpec()
     keys = [opt.key for opt, _ in pairs]
     for opt, value in pairs:
-        handler = v.HANDLERS.get(opt.key)
+        handler = HANDLERS.get(opt.key)
         if handler is None:
             v.set_extra(spec, opt.name, value)
         else:
