@@ -43,6 +43,7 @@ def _emit(records: list[str], oneliner: bool) -> None:
 
 def _show(client: Client, what: str, arg: str | None, oneliner: bool = False, details: bool = False) -> int:
     from minislurm.cli.fmt import scontrol as fmt
+    from minislurm.cli.fmt import scontrol_nodes as fmt_nodes
     kind = what.lower()
     if kind in ("hostnames", "hostname"):
         expr = arg or os.environ.get("SLURM_JOB_NODELIST")
@@ -76,7 +77,7 @@ def _show(client: Client, what: str, arg: str | None, oneliner: bool = False, de
             if not nodes:
                 print(f"Node {arg} not found", file=sys.stderr)
                 return 1
-        _emit([fmt.show_node(n) for n in nodes], oneliner)
+        _emit([fmt_nodes.show_node(n) for n in nodes], oneliner)
         return 0
     if kind in ("partition", "partitions"):
         parts = client.call("GET", "/partitions")["partitions"]
@@ -86,7 +87,7 @@ def _show(client: Client, what: str, arg: str | None, oneliner: bool = False, de
                 print(f"Partition {arg} not found", file=sys.stderr)
                 return 1
         nodes = client.call("GET", "/nodes")["nodes"]  # their memory makes the partition's TRES
-        _emit([fmt.show_partition(p, nodes) for p in parts], oneliner)
+        _emit([fmt_nodes.show_partition(p, nodes) for p in parts], oneliner)
         return 0
     if kind in ("config",):
         items = client.call("GET", "/config")["config"]
@@ -102,7 +103,7 @@ def _show(client: Client, what: str, arg: str | None, oneliner: bool = False, de
         if not resvs:
             print("No reservations in the system")
             return 0
-        _emit([fmt.show_reservation(r) for r in resvs], oneliner)
+        _emit([fmt_nodes.show_reservation(r) for r in resvs], oneliner)
         return 0
     print(f"scontrol: error: invalid entity: {what} for keyword:show", file=sys.stderr)
     return 1

@@ -1,9 +1,8 @@
-"""scontrol show job/node/partition/hostnames/hostlist (see minislurm/cli/fmt/scontrol.py)."""
+"""scontrol show job/node/partition/hostnames/hostlist (see minislurm/cli/fmt/scontrol.py and
+scontrol_nodes.py)."""
 
-
-import pytest
-
-from minislurm.cli.fmt.scontrol import show_hostlist, show_hostnames, show_job, show_node, show_partition
+from minislurm.cli.fmt.scontrol import show_job
+from minislurm.cli.fmt.scontrol_nodes import show_hostlist, show_hostnames, show_node, show_partition
 from minislurm.core.cluster import simple_cluster
 from minislurm.core.job import Allocation, Job, Shape
 from minislurm.core.state import ClusterState

@@ -1,8 +1,5 @@
 """sinfo's text (see minislurm/cli/fmt/sinfo.py for the sources)."""
 
-
-import pytest
-
 from minislurm.cli.fmt.sinfo import format_partitions
 from minislurm.core.cluster import simple_cluster
 from minislurm.core.job import Allocation
