@@ -262,7 +262,7 @@ def test_a_stale_image_is_rebuilt(fake_bin, tmp_path, monkeypatch):
     root = Path(__file__).resolve().parents[2]
     current = engine.source_hash(root)
     assert len(current) == 16 and current == engine.source_hash(root)
-    fake_bin("docker", f'case "$*" in *"image inspect -f"*) echo "$LABEL_SEEN" ;; *) exit 0 ;; esac')
+    fake_bin("docker", 'case "$*" in *"image inspect -f"*) echo "$LABEL_SEEN" ;; *) exit 0 ;; esac')
     monkeypatch.setenv("LABEL_SEEN", current)
     assert engine.image_is_current("minislurm-cluster:latest")
     monkeypatch.setenv("LABEL_SEEN", "0123456789abcdef")

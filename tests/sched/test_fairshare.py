@@ -9,7 +9,7 @@ import pytest
 from minislurm.core.accounts import AccountsError, parse_accounts
 from minislurm.core.states import JobState
 from minislurm.sched import fairshare, priority
-from minislurm.sched.fairshare import ShareRow, UsageLedger, share_rows
+from minislurm.sched.fairshare import UsageLedger, share_rows
 
 DAY = 86400.0
 
