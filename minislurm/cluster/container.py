@@ -102,19 +102,17 @@ def wait_for_conf() -> None:
 def controller(env: dict) -> int:
     if not CONF.exists():
         prepare_cluster(env)
-    from minislurm.ctld.__main__ import main
-    return main(["--conf", str(CONF)])
+    os.execv(PYTHON, [PYTHON, "-m", "minislurm.ctld", "--conf", str(CONF)])  # the daemon is the container's process
 
 
 def node(env: dict) -> int:
     wait_for_conf()
     name = socket.gethostname()
-    argv = ["--name", name, "--conf", str(CONF), "--bind", "0.0.0.0", "--addr", name,
-            "--port", str(SLURMD_PORT), "--spool", str(SPOOL)]
+    argv = [PYTHON, "-m", "minislurm.slurmd", "--name", name, "--conf", str(CONF), "--bind", "0.0.0.0",
+            "--addr", name, "--port", str(SLURMD_PORT), "--spool", str(SPOOL)]
     if env.get("GPUS_FROM") == "nvidia-smi":
         argv += ["--gpus", "auto"]
-    from minislurm.slurmd.__main__ import main
-    return main(argv)
+    os.execv(PYTHON, argv)
 
 
 def login(env: dict) -> int:

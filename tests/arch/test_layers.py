@@ -24,8 +24,9 @@ LAYERS: dict[str, set[str]] = {
     "train": {"core", "client"},        # what a training job uses inside its allocation
     "ctld": {"core", "sched", "common", "lifecycle"},
     "slurmd": {"core", "common", "lifecycle"},
-    # A cluster starts the daemons (their entry points), and watches the agents' processes.
-    "cluster": {"core", "common", "client", "ctld", "slurmd"},
+    # A cluster starts the daemons as processes (python -m minislurm.ctld), and watches the
+    # agents' processes and faults (slurmd.proc, slurmd.host).
+    "cluster": {"core", "common", "client", "slurmd"},
     "grade": {"core"},
     "cli": {"minislurm", "core", "client", "sched", "sim", "cluster", "grade"},
     "lab": {"core", "sched", "sim", "client", "cluster", "slurmd", "train", "cli"},
