@@ -109,9 +109,9 @@ sacct -j $k -P -o JobID,NTasks,ReqTRES,DerivedExitCode | ids $k
     "time_limits": (False, r"""
 j=$(sbatch --parsable -t 2-00:00:00 -J too-long --wrap true)
 upto '[ "$(squeue -h -j '$j' -o %r)" = PartitionTimeLimit ]'; squeue -h -j $j -o '%i %j %l %T %r' | ids $j
-scontrol update JobId=$j TimeLimit=3-00:00:00 2>&1 | ids $j; echo "rc=${PIPESTATUS[0]}"
 scontrol update JobId=$j TimeLimit=1-00:00:00; echo "rc=$?"
-gone $j; ended $j 1; sacct -X -n -P -j $j -o JobName,Timelimit,State
+gone $j; upto '[ "$(sacct -X -n -P -j '$j' --name=too-long -o State)" = COMPLETED ]'  # the twin's slurmdbd may
+sacct -X -n -P -j $j --name=too-long -o JobName,Timelimit,State                     # hold an older job $j
 """),
     "reservations": (True, r"""# Only this session's reservations: the twin is shared.
 drop() { for r in r1 r2 r3 r4 r5 r6 r7 n1 n2 i1 i2; do scontrol delete ReservationName=$r >/dev/null 2>&1; done; }
