@@ -4,7 +4,7 @@ Each session is a bash script whose output (stdout and stderr together, job ids 
 B, C) must be the same on both.  ``sessions/NAME.out`` holds what Slurm 22.05 printed on the
 twin (docker/slurm): tests/live/test_slurm_conformance.py replays each script on a minislurm
 cluster built from the twin's slurm.conf and compares with that recording (no twin needed), and
-tests/docker/test_real_slurm.py runs it on both clusters and checks the recording is still true.
+tests/docker/test_real_slurm.py runs it on the twin and checks the recording is still true.
 Re-record after changing a script: ``python tests/live/sessions.py`` (needs the twin up).
 """
 
