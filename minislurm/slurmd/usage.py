@@ -69,7 +69,8 @@ class Meter:
 
     async def _run(self) -> None:
         interval, waited = FIRST, 0.0
-        self.take()
+        self.take(search=False)  # the roots alone: a scan of /proc per node would cost a wide
+        # step's launch more than its tasks do (``srun -N256 true``); the first search is at FIRST
         while True:
             await asyncio.sleep(TICK)
             waited += TICK
