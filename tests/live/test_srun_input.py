@@ -6,20 +6,16 @@ the agents' input route obeys the step credential alone."""
 from __future__ import annotations
 
 import base64
-import fcntl
 import http.client
 import json
 import os
 import re
-import select
-import struct
 import subprocess
-import termios
 import time
 
 import pytest
 
-from livekit import read_when
+from livekit import on_terminal, read_when
 
 pytestmark = [pytest.mark.live, pytest.mark.timeout(60)]
 
@@ -63,44 +59,14 @@ def test_a_step_that_ignores_stdin_is_unchanged(live):
     assert (r.returncode, r.stdout) == (0, "")
 
 
-def _talk(argv: list[str], env: dict, cwd, keys: bytes, size=(33, 101), timeout: float = 20) -> tuple[int, str, bool]:
-    """Run ``argv`` on a new pseudo-terminal, type ``keys`` once it has printed something (the
-    shell's prompt), and collect what it shows; (exit code, screen, terminal restored)."""
-    master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", *size, 0, 0))
-    before = termios.tcgetattr(slave)
-    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd, start_new_session=True,
-                            preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
-    screen, typed, deadline = b"", False, time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline and proc.poll() is None:
-            if select.select([master], [], [], 0.1)[0]:
-                screen += os.read(master, 65536)
-            if screen and not typed:
-                os.write(master, keys)
-                typed = True
-        code = proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-        while select.select([master], [], [], 0.2)[0]:
-            try:
-                screen += os.read(master, 65536)
-            except OSError:
-                break
-        return code, screen.decode(errors="replace"), termios.tcgetattr(slave) == before
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        os.close(master)
-        os.close(slave)
-
-
 def test_srun_pty_bash_is_a_shell_on_its_own_terminal(live):
-    code, screen, restored = _talk([str(live.c.dir / "bin" / "srun"), "--pty", "-n2", "bash", "--norc", "-i"],
+    code, screen, restored = on_terminal([str(live.c.dir / "bin" / "srun"), "--pty", "-n2", "bash", "--norc", "-i"],
                                    live.c.env(), live.work,
-                                   b"tty; echo rank=$SLURM_PROCID; stty size; exit 3\r")
+                                   b"tty; echo rank=$SLURM_PROCID; stty size; : </dev/tty && echo ctty; exit 3\r")
     lines = screen.replace("\r", "").splitlines()
     assert code == 3 and restored, screen
     assert re.search(r"/dev/pts/\d+\n", screen.replace("\r", "")), screen
-    assert "rank=0" in lines and "33 101" in lines and "rank=1" not in screen, screen  # task 1's output: /dev/null
+    assert "rank=0" in lines and "33 101" in lines and "ctty" in lines and "rank=1" not in screen, screen  # task 1's output: /dev/null
     assert lines[-1] == "srun: error: gpu01: task 0: Exited with exit code 3", screen
 
 
