@@ -212,6 +212,8 @@ def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool,
     try:
         while open_nodes:
             kind, node, msg = relay.events.get()
+            if forwarder and node:
+                forwarder.heard(node)
             if kind == "signal":
                 if msg == signal.SIGINT:
                     interrupts.handle(set(task_node), exits)
@@ -220,8 +222,6 @@ def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool,
             elif kind == "msg":
                 if "started" in msg:
                     task_node.update({t: node for t in msg["started"]})
-                    if forwarder:
-                        forwarder.started(node)
                 elif "exit" in msg:
                     exits[msg["t"]] = (msg["exit"], msg["sig"])
                 elif "usage" in msg:

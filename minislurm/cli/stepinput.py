@@ -84,7 +84,7 @@ def _in_background(fd: int) -> bool:
 class Forwarder:
     """One daemon thread reads the input and queues each chunk for every node that takes it; a
     daemon thread per node posts the chunks to that node's agent (``POST /steps/input``, with
-    the step credential) once its tasks have started, then end of file.  Nothing here keeps
+    the step credential) once it has answered the launch, then end of file.  Nothing here keeps
     srun from ending with its tasks: an input that never ends only keeps a daemon thread."""
 
     def __init__(self, step: dict, source: int, nodes: list[str]):
@@ -95,7 +95,9 @@ class Forwarder:
         for node in nodes:
             threading.Thread(target=self._send, args=(node,), daemon=True).start()
 
-    def started(self, node: str) -> None:
+    def heard(self, node: str) -> None:
+        """The node has answered: its tasks have started (input may go there), or never will
+        (its agent refuses the input, and what was queued for it is dropped)."""
         if node in self.ready:
             self.ready[node].set()
 

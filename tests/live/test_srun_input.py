@@ -6,6 +6,7 @@ the agents' input route obeys the step credential alone."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import http.client
 import json
 import os
@@ -23,6 +24,10 @@ pytestmark = [pytest.mark.live, pytest.mark.timeout(60)]
 def test_every_task_reads_sruns_stdin(live):
     r = live.run("srun", "-N2", "-n2", "cat", input="hi\n", timeout=20)
     assert (r.returncode, r.stdout, r.stderr) == (0, "hi\nhi\n", "")
+    lines = "".join(f"{i}\n" for i in range(200_000))  # 1.3 MB: many chunks, in order, to each node
+    r = live.run("srun", "-N2", "-n2", "sha256sum", input=lines, timeout=20)
+    digest = hashlib.sha256(lines.encode()).hexdigest()
+    assert (r.returncode, r.stdout) == (0, f"{digest}  -\n" * 2)
     r = live.run("srun", "-n3", "-l", "--input=1", "cat", input="a\nb\n", timeout=20)
     assert (r.returncode, r.stdout) == (0, "1: a\n1: b\n")
     r = live.run("srun", "-n2", "-i", "none", "cat", input="hi\n", timeout=20)
