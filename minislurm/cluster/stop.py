@@ -43,28 +43,33 @@ def stop_process(pid: int, grace: float = 5.0, alive=None) -> None:
 
 
 def _kill_tree(pid: int) -> None:
-    """SIGKILL a process and all below it with no window for a new child to slip out: the
-    leader is stopped first (it can fork no more), then its descendants are killed, scan
-    after scan, until a scan finds none it has not killed (a job caught mid-fork shows its
-    child on the next scan; orphans stay below the stopped leader, their subreaper)."""
+    """SIGKILL a process and all below it at once, as a crashed machine loses them: every one is
+    stopped first, scan after scan (a stopped process forks no more; a job caught mid-fork shows
+    its child on the next scan; orphans stay below the stopped leader, their subreaper), and only
+    then killed, so no process sees another die (a shell would note a killed child in the job's
+    output)."""
     from minislurm.slurmd.proc import members
     try:
         os.kill(pid, signal.SIGSTOP)
     except (ProcessLookupError, PermissionError):
         return
-    killed: set[int] = set()
+    stopped: set[int] = set()
     for _ in range(100):
-        fresh = members({pid}) - killed - {pid}
+        fresh = members({pid}) - stopped - {pid}
         if not fresh:
             break
         for target in fresh:
             try:
-                os.kill(target, signal.SIGKILL)
+                os.kill(target, signal.SIGSTOP)
             except (ProcessLookupError, PermissionError):
                 pass
-        killed |= fresh
-    for sig in (signal.SIGKILL, signal.SIGCONT):
+        stopped |= fresh
+    for target in (*stopped, pid):
         try:
-            os.kill(pid, sig)
+            os.kill(target, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+    try:
+        os.kill(pid, signal.SIGCONT)
+    except (ProcessLookupError, PermissionError):
+        pass

@@ -133,6 +133,19 @@ def unix_user():
         subprocess.run(["userdel", USER], check=False)
 
 
+def test_an_owner_may_shorten_a_time_limit_but_not_lengthen_it(live, unix_user):
+    """As Slurm 22.05 answers the job's own user on the twin: a shorter limit is taken, a longer one
+    is the operator's to give (tests/live/sessions.py time_limits shows the shorter one end to end)."""
+    env = {"SLURM_JWT": token_for(live, USER)}
+    job_id = live.sbatch("--hold", "-t", "60", "--wrap", "true", env=env)
+    r = live.run("scontrol", "update", f"JobId={job_id}", "TimeLimit=2:00:00", env=env)
+    assert (r.returncode, r.stdout, r.stderr) == (1, "", f"Access/permission denied for job {job_id}\n")
+    r = live.run("scontrol", "update", f"JobId={job_id}", "TimeLimit=30", env=env)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    assert live.job(job_id)["time_limit"] == 30 * 60
+    assert live.run("scancel", str(job_id), env=env).returncode == 0
+
+
 def test_jobs_run_as_their_owner_and_the_operator_may_cancel_them(live, unix_user):
     env = {"SLURM_JWT": token_for(live, USER)}
     home = live.work / USER  # a work dir of their own, as on a real cluster: the job's user writes there
