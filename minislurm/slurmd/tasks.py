@@ -17,7 +17,8 @@ others are split into at most ``tree_width`` runs, each passed on to its first n
 address the credential binds; their lines come back through this stream, with ``{"node": N,
 "failed": why}`` for a node that refused and ``{"node": N, "lost": why}`` for one whose line
 went dead.  Every node checks the credential for itself.  If srun goes away, the tasks (and the
-connections passed on, and so their tasks) are killed.
+connections passed on, and so their tasks) are killed.  The tasks' stdin (pipes fed by srun, or
+task 0's pseudo-terminal with ``--pty``) is wired as :mod:`minislurm.slurmd.stdin` says.
 """
 
 from __future__ import annotations
