@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 
-from minislurm.cli.stepinput import Forwarder, input_nodes, raw_mode, restore
+from minislurm.cli.stepinput import NOTHING, Forwarder, Input, input_nodes, raw_mode, restore
 from minislurm.client import Client, ClientError, controller_address
 from minislurm.core.layout import tree_spans
 
@@ -187,21 +187,21 @@ def own_address() -> str:
 
 def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool,
              gpus_per_task: int | None, quit_on_intr: bool = False, usage: dict | None = None,
-             takes: str | int = "none", source: int | None = None, pty: tuple[int, int] | None = None) -> int:
+             stdin: Input = NOTHING, pty: tuple[int, int] | None = None) -> int:
     """Start the step's tasks on all its nodes and relay until they end; returns srun's exit code.
     ``usage`` gets what the tasks used, as the nodes report it: CPU added up, the largest memory.
-    ``takes`` says which tasks read what srun forwards from ``source`` (see :mod:`.stepinput`);
-    ``pty`` (rows, columns) runs task 0 on a pseudo-terminal of that size."""
+    ``stdin`` is what srun forwards, and to which tasks (see :mod:`.stepinput`); ``pty`` (rows,
+    columns) runs task 0 on a pseudo-terminal of that size."""
     relay = Relay(label)
     # Who runs it, which tasks and which GPUs: the agents take these from the credential alone.
     body = {"credential": step["credential"], "job": step["job"], "argv": argv, "environment": env, "cwd": cwd,
-            "gpus_per_task": gpus_per_task, "launcher": [own_address(), 0], "input": takes,
+            "gpus_per_task": gpus_per_task, "launcher": [own_address(), 0], "input": stdin.takes,
             "pty": pty is not None, "winsize": list(pty or ())}
     body["tree_width"] = step.get("tree_width", 50)
     for span in tree_spans(step["nodes"], body["tree_width"]):
         threading.Thread(target=_launch_span, args=(span, step["addrs"][span[0]], body, relay.events),
                          daemon=True).start()
-    forwarder = Forwarder(step, source, input_nodes(step, takes, pty is not None)) if source is not None else None
+    forwarder = None if stdin.fd is None else Forwarder(step, stdin, input_nodes(step, stdin.takes, pty is not None))
     interrupts = Interrupts(step, quit_on_intr)
     # Handlers only queue the signal: the loop below acts on it, never mid-write.
     old = {s: signal.signal(s, lambda signum, _f: relay.events.put(("signal", None, signum))) for s in FORWARDED}

@@ -40,7 +40,7 @@ def main(argv: list[str]) -> int:
         print("srun: fatal: No command given to execute.", file=sys.stderr)
         return 1
     try:
-        takes, source = input_source(spec.input)
+        stdin = input_source(spec.input)
     except OSError as exc:
         print(f"srun: error: Could not open stdin file: {exc.strerror}", file=sys.stderr)
         return 1
@@ -83,8 +83,7 @@ def main(argv: list[str]) -> int:
         threading.Thread(target=keep_alive, args=(own_allocation,), daemon=True).start()
     used: dict = {}
     code = run_step(step, rest, env, cwd, label="label" in spec.extra, gpus_per_task=gpt,
-                    quit_on_intr="quit-on-interrupt" in spec.extra, usage=used, takes=takes, source=source,
-                    pty=pty)
+                    quit_on_intr="quit-on-interrupt" in spec.extra, usage=used, stdin=stdin, pty=pty)
     call_until_heard(client, f"/jobs/{job_id}/steps/{step['step_id']}/complete",
                       {"exit_code": min(code, 255) if code < 128 else 0, "signal": code - 128 if code > 128 else 0,
                        "usage": used or None})

@@ -18,34 +18,48 @@ import http.client
 import json
 import os
 import queue
-import stat
+import select
 import struct
 import sys
 import termios
 import threading
 import time
 import tty
+from typing import NamedTuple
 
 CHUNK = 65536
 BACKLOG = 16  # chunks queued for a node before the reading waits for it (its tasks read slowly)
 
 
-def input_source(value: str | None) -> tuple[str | int, int | None]:
-    """What ``--input`` asks for (``all``, ``none`` or a task id) and the descriptor srun
-    forwards: its stdin, or the file named (which every task reads).  None when there is
-    nothing to forward (``none``, a stdin that is /dev/null or closed): the tasks then read
-    /dev/null directly, as before srun forwarded input.  OSError if the file cannot be opened."""
+class Input(NamedTuple):
+    """What srun forwards: which tasks read it (``all``, ``none`` or a task id), from which
+    descriptor (None: nothing), and what was read of it already."""
+    takes: str | int = "none"
+    fd: int | None = None
+    first: bytes = b""
+
+
+NOTHING = Input()
+
+
+def input_source(value: str | None) -> Input:
+    """What ``--input`` asks for: srun's stdin, or the file named (which every task reads).
+    Nothing is forwarded for ``none`` and for a stdin that is /dev/null, closed or already at
+    its end: the tasks then read /dev/null directly, as before srun forwarded input (and no
+    thread or request is spent on it).  OSError if the file cannot be opened."""
     if value == "/dev/null" or (value and "%" in value):  # none, as the option parser rewrites it
-        return "none", None
+        return NOTHING
     if value and value.lower() != "all" and not value.isdigit():
-        return "all", os.open(value, os.O_RDONLY)
+        fd, takes = os.open(value, os.O_RDONLY), "all"
+    else:
+        fd, takes = 0, int(value) if value and value.isdigit() else "all"
     try:
-        here, null = os.fstat(0), os.stat(os.devnull)
-    except OSError:
-        return "none", None
-    if stat.S_ISCHR(here.st_mode) and here.st_rdev == null.st_rdev:
-        return "none", None
-    return (int(value) if value and value.isdigit() else "all"), 0
+        if os.isatty(fd) or not select.select([fd], [], [], 0)[0]:
+            return Input(takes, fd)  # nothing yet: it comes later, or never
+        first = os.read(fd, CHUNK)
+    except (OSError, ValueError):
+        return NOTHING  # a closed stdin
+    return Input(takes, fd, first) if first else NOTHING
 
 
 def window_size() -> tuple[int, int] | None:
@@ -87,9 +101,12 @@ class Forwarder:
     the step credential) once it has answered the launch, then end of file.  Nothing here keeps
     srun from ending with its tasks: an input that never ends only keeps a daemon thread."""
 
-    def __init__(self, step: dict, source: int, nodes: list[str]):
-        self.step, self.source = step, source
+    def __init__(self, step: dict, source: Input, nodes: list[str]):
+        self.step, self.source = step, source.fd
         self.queues = {n: queue.Queue(maxsize=BACKLOG) for n in nodes}
+        for q in self.queues.values():
+            if source.first:
+                q.put(source.first)
         self.ready = {n: threading.Event() for n in nodes}
         threading.Thread(target=self._read, daemon=True).start()
         for node in nodes:
@@ -139,9 +156,9 @@ class Forwarder:
         conn.close()
 
 
-def input_nodes(step: dict, mode: str | int, pty: bool) -> list[str]:
+def input_nodes(step: dict, takes: str | int, pty: bool) -> list[str]:
     """The nodes whose tasks read the input: task 0's with --pty, one task's, or all."""
-    wanted = 0 if pty else mode
+    wanted = 0 if pty else takes
     if wanted == "all":
         return list(step["nodes"])
     return [n for n, tasks in zip(step["nodes"], step["task_ids"]) if wanted in tasks]

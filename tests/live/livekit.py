@@ -159,7 +159,8 @@ def read_when(path: Path, predicate=lambda text: bool(text), timeout: float = 30
 
 
 # -- a terminal -------------------------------------------------------------------------------
-def on_terminal(argv: list[str], env: dict, cwd, keys: bytes, size=(33, 101), timeout: float = 20) -> tuple[int, str, bool]:
+def on_terminal(argv: list[str], env: dict, cwd, keys: bytes, size=(33, 101),
+                timeout: float = 20) -> tuple[int, str, bool]:
     """Run ``argv`` on a new pseudo-terminal, type ``keys`` once it has printed something (the
     shell's prompt), and collect what it shows; (exit code, screen, terminal restored)."""
     master, slave = os.openpty()

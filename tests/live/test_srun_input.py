@@ -62,6 +62,8 @@ def test_a_step_that_ignores_stdin_is_unchanged(live):
     r = subprocess.run([str(live.c.dir / "bin" / "srun"), "-n2", "cat"], stdin=subprocess.DEVNULL,
                        capture_output=True, text=True, env=live.c.env(), cwd=live.work, timeout=20)
     assert (r.returncode, r.stdout) == (0, "")
+    r = live.run("srun", "-N2", "-n2", "cat", input="", timeout=20)  # a pipe already at its end
+    assert (r.returncode, r.stdout) == (0, "")
 
 
 def test_srun_pty_bash_is_a_shell_on_its_own_terminal(live):
@@ -71,7 +73,8 @@ def test_srun_pty_bash_is_a_shell_on_its_own_terminal(live):
     lines = screen.replace("\r", "").splitlines()
     assert code == 3 and restored, screen
     assert re.search(r"/dev/pts/\d+\n", screen.replace("\r", "")), screen
-    assert "rank=0" in lines and "33 101" in lines and "ctty" in lines and "rank=1" not in screen, screen  # task 1's output: /dev/null
+    assert "rank=0" in lines and "33 101" in lines and "ctty" in lines, screen
+    assert "rank=1" not in screen  # task 1's output went to /dev/null
     assert lines[-1] == "srun: error: gpu01: task 0: Exited with exit code 3", screen
 
 
