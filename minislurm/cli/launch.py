@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 
+from minislurm.cli.stepinput import NOTHING, Forwarder, Input, input_nodes, raw_mode, restore
 from minislurm.client import Client, ClientError, controller_address
 from minislurm.core.layout import tree_spans
 
@@ -185,26 +186,34 @@ def own_address() -> str:
 
 
 def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool,
-             gpus_per_task: int | None, quit_on_intr: bool = False, usage: dict | None = None) -> int:
+             gpus_per_task: int | None, quit_on_intr: bool = False, usage: dict | None = None,
+             stdin: Input = NOTHING, pty: tuple[int, int] | None = None) -> int:
     """Start the step's tasks on all its nodes and relay until they end; returns srun's exit code.
-    ``usage`` gets what the tasks used, as the nodes report it: CPU added up, the largest memory."""
+    ``usage`` gets what the tasks used, as the nodes report it: CPU added up, the largest memory.
+    ``stdin`` is what srun forwards, and to which tasks (see :mod:`.stepinput`); ``pty`` (rows,
+    columns) runs task 0 on a pseudo-terminal of that size."""
     relay = Relay(label)
     # Who runs it, which tasks and which GPUs: the agents take these from the credential alone.
     body = {"credential": step["credential"], "job": step["job"], "argv": argv, "environment": env, "cwd": cwd,
-            "gpus_per_task": gpus_per_task, "launcher": [own_address(), 0]}
+            "gpus_per_task": gpus_per_task, "launcher": [own_address(), 0], "input": stdin.takes,
+            "pty": pty is not None, "winsize": list(pty or ())}
     body["tree_width"] = step.get("tree_width", 50)
     for span in tree_spans(step["nodes"], body["tree_width"]):
         threading.Thread(target=_launch_span, args=(span, step["addrs"][span[0]], body, relay.events),
                          daemon=True).start()
+    forwarder = None if stdin.fd is None else Forwarder(step, stdin, input_nodes(step, stdin.takes, pty is not None))
     interrupts = Interrupts(step, quit_on_intr)
     # Handlers only queue the signal: the loop below acts on it, never mid-write.
     old = {s: signal.signal(s, lambda signum, _f: relay.events.put(("signal", None, signum))) for s in FORWARDED}
     exits: dict[int, tuple[int, int]] = {}
     task_node: dict[int, str] = {}
     open_nodes, lost = set(step["nodes"]), []
+    terminal = raw_mode() if pty else None  # keys go to the remote terminal as typed, Ctrl-C too
     try:
         while open_nodes:
             kind, node, msg = relay.events.get()
+            if forwarder and node:
+                forwarder.heard(node)
             if kind == "signal":
                 if msg == signal.SIGINT:
                     interrupts.handle(set(task_node), exits)
@@ -239,6 +248,7 @@ def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool,
                     open_nodes.add(node)
                     threading.Thread(target=_verdict, args=(node, relay.events), daemon=True).start()
     finally:
+        restore(terminal)
         for s, h in old.items():
             signal.signal(s, h)
     relay.flush()

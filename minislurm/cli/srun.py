@@ -4,6 +4,12 @@ Inside a job (``SLURM_JOB_ID`` set) srun asks the controller for a step on the j
 GPUs.  Outside one it first asks for an allocation and waits for it (``srun: job N queued and
 waiting for resources``; :mod:`.allocation`).  It then starts the tasks and relays their output
 (:mod:`.launch`); its exit code is the largest task exit code.
+
+Every task reads srun's stdin (``echo hi | srun -n2 cat`` prints hi twice; ``--input=N`` or
+``--input=none`` narrows that), and ``srun --pty bash`` gives task 0 a pseudo-terminal: an
+interactive shell on the node, its keys typed through srun's terminal (:mod:`.stepinput`).
+Not modelled: per-task input files (``--input=%t.in``), SLURM_PTY_PORT, and a window size
+that follows srun's terminal after it starts (it is passed once).
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import time
 
 from minislurm.cli.allocation import allocate, call_until_heard, existing_allocation, keep_alive, release
 from minislurm.cli.launch import run_step
+from minislurm.cli.stepinput import input_source, pty_refused, window_size
 from minislurm.client import Client, ClientError, umask_text
 from minislurm.core.options import combine, env_options, parse_options
 from minislurm.core.optvalues import OptionError
@@ -32,6 +39,14 @@ def main(argv: list[str]) -> int:
     if not rest:
         print("srun: fatal: No command given to execute.", file=sys.stderr)
         return 1
+    try:
+        stdin = input_source(spec.input)
+    except OSError as exc:
+        print(f"srun: error: Could not open stdin file: {exc.strerror}", file=sys.stderr)
+        return 1
+    pty = window_size() if "pty" in spec.extra else None
+    if "pty" in spec.extra and pty is None:
+        pty_refused()
     client = Client()
     inside = spec.extra.get("jobid") or os.environ.get("SLURM_JOB_ID")
     own_allocation = None
@@ -60,13 +75,15 @@ def main(argv: list[str]) -> int:
         return 1
     env = dict(os.environ)
     env.setdefault("SLURM_UMASK", umask_text())
+    if pty:
+        env.update(SLURM_PTY_WIN_ROW=str(pty[0]), SLURM_PTY_WIN_COL=str(pty[1]))
     cwd = os.path.abspath(spec.chdir) if spec.chdir else os.getcwd()
     gpt = spec.gpus_per_task[1] if spec.gpus_per_task else None
     if own_allocation:
         threading.Thread(target=keep_alive, args=(own_allocation,), daemon=True).start()
     used: dict = {}
     code = run_step(step, rest, env, cwd, label="label" in spec.extra, gpus_per_task=gpt,
-                    quit_on_intr="quit-on-interrupt" in spec.extra, usage=used)
+                    quit_on_intr="quit-on-interrupt" in spec.extra, usage=used, stdin=stdin, pty=pty)
     call_until_heard(client, f"/jobs/{job_id}/steps/{step['step_id']}/complete",
                       {"exit_code": min(code, 255) if code < 128 else 0, "signal": code - 128 if code > 128 else 0,
                        "usage": used or None})

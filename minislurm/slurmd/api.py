@@ -15,6 +15,7 @@ from minislurm.common.auth import AuthError
 from minislurm.slurmd import spool as spooldir
 from minislurm.slurmd.proc import become_subreaper
 from minislurm.slurmd.spawn import launcher_python, runs_for_everyone
+from minislurm.slurmd.stdin import take_input
 from minislurm.slurmd.tasks import run_step
 
 if TYPE_CHECKING:
@@ -70,6 +71,14 @@ def make_app(agent: "NodeAgent") -> web.Application:
             return web.json_response({"error": str(exc)}, status=401)
         return web.json_response(agent.signal_step(claims, int(b["signal"])))
 
+    async def step_input(request):
+        try:
+            return web.json_response(await take_input(agent, await request.json()))
+        except AuthError as exc:
+            return web.json_response({"error": str(exc)}, status=401)
+        except PermissionError as exc:
+            return web.json_response({"error": str(exc)}, status=403)
+
     @web.middleware
     async def malformed(request, handler):
         """A malformed request gets a 400 JSON error, never a dead handler or a 500."""
@@ -86,6 +95,7 @@ def make_app(agent: "NodeAgent") -> web.Application:
     app.router.add_post("/jobs/usage", usage)
     app.router.add_post("/steps/launch", step_launch)
     app.router.add_post("/steps/signal", step_signal)
+    app.router.add_post("/steps/input", step_input)
     return app
 
 

@@ -11,10 +11,11 @@ It runs as ``python -I -S -c <this file's text>``: no package needs to be reacha
 user, nothing from the job's environment (PYTHONPATH, ...) changes what it does, and it starts
 in milliseconds because it imports only modules built into the interpreter.
 
-Arguments: ``cwd stdin stdout stderr open_mode report_fd command...``, an empty string for
+Arguments: ``cwd stdin stdout stderr open_mode report_fd ctty command...``, an empty string for
 "not given".  ``report_fd`` is a SOCK_SEQPACKET socket to the agent, which gets one message:
 ``ok`` with the job's stderr attached (for slurmstepd's "CANCELLED" lines, written to the same
-open file at the same offset), or ``error:<text>`` when a file could not be opened.
+open file at the same offset), or ``error:<text>`` when a file could not be opened.  ``ctty``
+(``srun --pty``): the terminal on stdin becomes the controlling terminal of the task's session.
 """
 
 import os
@@ -50,6 +51,17 @@ def open_stdio(stdin, stdout, stderr, mode):
         if fd is not None:
             os.dup2(fd, target)
             os.close(fd)
+
+
+def take_terminal():
+    """Make the pseudo-terminal on stdin this new session's controlling terminal (job control,
+    Ctrl-C as SIGINT to the foreground job, /dev/tty); without it the task still runs."""
+    import fcntl
+    import termios
+    try:
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    except OSError:
+        pass
 
 
 def stepd_error(text):
@@ -98,7 +110,9 @@ def execute(argv, env):
 
 
 def main(args):
-    cwd, stdin, stdout, stderr, mode, report_fd, *command = args
+    cwd, stdin, stdout, stderr, mode, report_fd, ctty, *command = args
+    if ctty:
+        take_terminal()
     # The submitter's umask.  A batch script (the launcher reports to the agent only for one)
     # does not see the variable, as under Slurm 22.05 (checked on the twin); its tasks do.
     umask = os.environ.pop("SLURM_UMASK", "") if report_fd else os.environ.get("SLURM_UMASK", "")

@@ -38,6 +38,7 @@ class LocalJob:
     roots: ProcessSet = field(default_factory=ProcessSet)
     stopping: bool = False  # the controller asked for it to end (SIGTERM sent, SIGKILL to follow)
     meters: dict = field(default_factory=dict)  # "batch" or step id -> usage.Meter, for sstat and sacct
+    inputs: dict = field(default_factory=dict)  # step id -> stdin.StepInput, what srun's stdin feeds
 
     def alive(self) -> bool:
         return self.roots.alive()

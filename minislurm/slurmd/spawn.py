@@ -32,7 +32,7 @@ restore() {  # $1: the variable, $2: "-value" or "" (unset)
   case $2 in -*) eval "$1=\${2#-}; export $1" ;; *) unset "$1" ;; esac
 }
 restore PWD "$pwd_given"; restore OLDPWD "$oldpwd_given"
-handover() { exec "$py" -I -S -c "$text" "$cwd" "" "" "" "" "" "$@"; }
+handover() { exec "$py" -I -S -c "$text" "$cwd" "" "" "" "" "" "" "$@"; }
 cd -P -- "$cwd" 2>/dev/null || handover "$@"
 case $1 in
   */*) [ -f "$1" ] && [ -x "$1" ] || handover "$@" ;;
@@ -145,10 +145,13 @@ class Started:
 
 
 async def spawn(argv: list[str], env: dict[str, str], cwd: str, who: Identity, *, stdio: Stdio | None = None,
-                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL) -> Started:
+                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.DEVNULL, terminal: int | None = None) -> Started:
     """Start ``argv`` through the launcher, in a new session, as ``who``.  With ``stdio`` the
     launcher opens the files and this waits for its word (at most REPORT_TIMEOUT seconds).
-    No descriptor of the agent's (its log, ...) reaches the user's process."""
+    ``terminal``, the slave of a pseudo-terminal (``srun --pty``), becomes its stdin, stdout,
+    stderr and controlling terminal.  No descriptor of the agent's (its log, ...) reaches the
+    user's process."""
     kw = {}
     if who.uid is not None and not _already(who):
         kw.update(user=who.uid, group=who.gid, extra_groups=who.groups)
@@ -159,7 +162,10 @@ async def spawn(argv: list[str], env: dict[str, str], cwd: str, who: Identity, *
         files = [stdio.stdin or "", stdio.stdout, stdio.stderr, stdio.open_mode, str(theirs.fileno())]
     else:
         files = ["", "", "", "", ""]
-    if stdio is None and task_shell():
+    files.append("ctty" if terminal is not None else "")
+    if terminal is not None:
+        stdin = stdout = stderr = terminal
+    if stdio is None and terminal is None and task_shell():
         given = [f"-{env[k]}" if k in env else "" for k in ("PWD", "OLDPWD")]
         start = [task_shell(), "-c", TASK_SHELL, cwd, launcher_python(), LAUNCHER, *given, *argv]
     else:
@@ -167,7 +173,7 @@ async def spawn(argv: list[str], env: dict[str, str], cwd: str, who: Identity, *
     try:
         proc = await asyncio.create_subprocess_exec(
             *start, env=env, cwd="/",
-            start_new_session=True, stdin=asyncio.subprocess.DEVNULL, stdout=stdout, stderr=stderr, **kw)
+            start_new_session=True, stdin=stdin, stdout=stdout, stderr=stderr, **kw)
     except BaseException:
         if ours is not None:
             ours.close()

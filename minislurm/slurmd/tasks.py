@@ -17,12 +17,14 @@ others are split into at most ``tree_width`` runs, each passed on to its first n
 address the credential binds; their lines come back through this stream, with ``{"node": N,
 "failed": why}`` for a node that refused and ``{"node": N, "lost": why}`` for one whose line
 went dead.  Every node checks the credential for itself.  If srun goes away, the tasks (and the
-connections passed on, and so their tasks) are killed.
+connections passed on, and so their tasks) are killed.  The tasks' stdin (pipes fed by srun, or
+task 0's pseudo-terminal with ``--pty``) is wired as :mod:`minislurm.slurmd.stdin` says.
 """
 
 from __future__ import annotations
 
 import asyncio
+import codecs
 import json
 from typing import TYPE_CHECKING, Awaitable, Callable
 
@@ -33,7 +35,8 @@ from minislurm.common.auth import AuthError
 from minislurm.core.layout import tree_spans
 from minislurm.slurmd import env as slurm_env
 from minislurm.slurmd.proc import ProcessSet
-from minislurm.slurmd.spawn import identity_for, spawn
+from minislurm.slurmd.spawn import identity_for
+from minislurm.slurmd.stdin import StepInput, Wiring
 from minislurm.slurmd.usage import Meter
 
 if TYPE_CHECKING:
@@ -44,15 +47,20 @@ Emit = Callable[[dict], Awaitable[None]]
 
 
 async def _pump(stream: asyncio.StreamReader, task: int, key: str, queue: asyncio.Queue) -> None:
+    text = codecs.getincrementaldecoder("utf-8")(errors="replace")  # a character split between reads stays whole
     while True:
         data = await stream.read(CHUNK)
+        chunk = text.decode(data, final=not data)
+        if chunk:
+            await queue.put({"t": task, key: chunk})
         if not data:
             return
-        await queue.put({"t": task, key: data.decode("utf-8", errors="replace")})
 
 
-async def _task(proc, task: int, queue: asyncio.Queue, meter: Meter) -> None:
-    await asyncio.gather(_pump(proc.stdout, task, "o", queue), _pump(proc.stderr, task, "e", queue))
+async def _task(proc, task: int, outputs: dict[str, asyncio.StreamReader], queue: asyncio.Queue,
+                meter: Meter) -> None:
+    """Relay the task's output (``o``, ``e``: none when it goes to /dev/null), then its exit."""
+    await asyncio.gather(*(_pump(stream, task, key, queue) for key, stream in outputs.items()))
     meter.take(search=False)  # its output is closed: it is exiting, its CPU time (nearly) final
     rc = await proc.wait()
     code, sig = (rc, 0) if rc >= 0 else (0, -rc)
@@ -87,6 +95,7 @@ def _admit(agent: "NodeAgent", body: dict) -> Callable[[Emit], Awaitable[None]]:
     per_task = per_task if isinstance(per_task, int) and per_task > 0 else None
     node_gpus = step["step_gpus"].get(node, [])
     my_tasks = step["task_ids"][step["nodes"].index(node)]
+    wiring = Wiring.of(body)
     local_job = agent.runs.admit_step(claims)
 
     async def run(emit: Emit) -> None:
@@ -98,15 +107,17 @@ def _admit(agent: "NodeAgent", body: dict) -> Callable[[Emit], Awaitable[None]]:
         queue: asyncio.Queue = asyncio.Queue()
         waiters = []
         meter = local_job.meters[step["step_id"]] = Meter(procs, ntasks=len(my_tasks))
+        step_input = StepInput() if wiring.any_input(my_tasks) else None
+        if step_input:
+            local_job.inputs[step["step_id"]] = step_input
         try:
             for local, task in enumerate(my_tasks):
                 gpus = node_gpus[local * per_task:(local + 1) * per_task] if per_task else None
                 env = slurm_env.task_env(base, procid=task, localid=local, gpus=gpus)
-                proc = (await spawn(argv, env, cwd, who, stdout=asyncio.subprocess.PIPE,
-                                    stderr=asyncio.subprocess.PIPE)).proc
+                proc, outputs = await wiring.start(argv, env, cwd, who, task, step_input)
                 procs.procs.append(proc)
                 local_job.roots.procs.append(proc)
-                waiters.append(asyncio.create_task(_task(proc, task, queue, meter)))
+                waiters.append(asyncio.create_task(_task(proc, task, outputs, queue, meter)))
             await emit({"started": my_tasks, "node": node})
             remaining = len(waiters)
             while remaining:
@@ -128,6 +139,9 @@ def _admit(agent: "NodeAgent", body: dict) -> Callable[[Emit], Awaitable[None]]:
                     w.cancel()
             meter.stop()
             local_job.meters.pop(step["step_id"], None)
+            if step_input:
+                local_job.inputs.pop(step["step_id"], None)
+                step_input.abort()
             agent.step_done(local_job, step["step_id"])
     return run
 

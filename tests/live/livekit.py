@@ -7,9 +7,13 @@ asserts that nothing it started is left: no controller, no agent and no job proc
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
+import select
+import struct
 import subprocess
+import termios
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -152,6 +156,38 @@ def read_when(path: Path, predicate=lambda text: bool(text), timeout: float = 30
         return predicate(holder["text"])
     until(ready, timeout, f"{path} to hold the expected text")
     return holder["text"]
+
+
+# -- a terminal -------------------------------------------------------------------------------
+def on_terminal(argv: list[str], env: dict, cwd, keys: bytes, size=(33, 101),
+                timeout: float = 20) -> tuple[int, str, bool]:
+    """Run ``argv`` on a new pseudo-terminal, type ``keys`` once it has printed something (the
+    shell's prompt), and collect what it shows; (exit code, screen, terminal restored)."""
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", *size, 0, 0))
+    before = termios.tcgetattr(slave)
+    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd, start_new_session=True,
+                            preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
+    screen, typed, deadline = b"", False, time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            if select.select([master], [], [], 0.1)[0]:
+                screen += os.read(master, 65536)
+            if screen and not typed:
+                os.write(master, keys)
+                typed = True
+        code = proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        while select.select([master], [], [], 0.2)[0]:
+            try:
+                screen += os.read(master, 65536)
+            except OSError:
+                break
+        return code, screen.decode(errors="replace"), termios.tcgetattr(slave) == before
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)
+        os.close(slave)
 
 
 def no_leftovers(cluster: LocalCluster) -> None:

@@ -22,7 +22,7 @@ from pathlib import Path
 import jwt
 import pytest
 
-from livekit import until
+from livekit import on_terminal, until
 from minislurm.client import ClientError
 from minislurm.common.auth import Signer, load_key
 
@@ -328,6 +328,15 @@ def test_an_earlier_incarnations_credential_acts_on_nothing_after_a_requeue(live
 
 
 # -- the shared cluster ------------------------------------------------------------------------------
+def test_a_pty_is_the_jobs_users_own(live, users):
+    """``srun --pty``: the terminal is the user's (group tty, mode 620, as grantpt makes it),
+    and only its descriptor is passed: nothing of the user's is opened by root."""
+    ann = users[0]
+    code, screen, _ = on_terminal([str(live.c.dir / "bin" / "srun"), "--pty", "bash", "-c",
+                                   'stat -c "%U %G %a" "$(tty)"; id -un'], {**live.c.env(), **ann.env}, ann.work, b"")
+    assert (code, screen.replace("\r", "").splitlines()) == (0, [f"{ann.name} tty 620", ann.name]), screen
+
+
 def test_each_user_reaches_only_what_they_may(live, users):
     """Two students and root's files: every attempt on someone else's folder or file fails, and
     nothing outside the submitting user's own folder is created or changed."""
