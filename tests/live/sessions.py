@@ -101,7 +101,8 @@ scontrol update PartitionName=gpu MaxTime=1-00:00:00; sinfo -h -o %l
 k=$(sbatch --parsable -N2 --gres=gpu:2 --ntasks-per-node=2 -J myname --wrap "srun sleep 20"); running $k 1
 scontrol show job -d $k | grep -E "DerivedExitCode|JOB_GRES"; scontrol show job -d $k | grep -o "GRES=gpu:2(IDX:0-1)" | sort -u
 scontrol -o show job $k | wc -l; scontrol -o show partition | cut -c1-40
-squeue -n myname -h -o "%j"; squeue -n nosuch; sacct -X -n -P --name=myname -o JobName | tail -1
+upto "[ -n \"\$(squeue -n myname -h -o %j)\" ]"; squeue -n myname -h -o "%j"; squeue -n nosuch
+upto "[ -n \"\$(sacct -X -n -P --name=myname -o JobName)\" ]"; sacct -X -n -P --name=myname -o JobName | tail -1
 upto "[ -n \"\$(sacct -n -X -o ReqTRES -j $k | tr -d ' ')\" ]"
 upto "[ -n \"\$(sacct -j $k -n -o JobID | grep $k.0)\" ]"; scancel $k; gone $k; ended $k 1
 sacct -j $k -P -o JobID,NTasks,ReqTRES,DerivedExitCode | ids $k
