@@ -18,6 +18,15 @@ def _group_alive(pid: int) -> bool:
         return False
 
 
+def _send(targets, sig: int) -> None:
+    """Signal each process that is still there (one that has gone is no error)."""
+    for target in targets:
+        try:
+            os.kill(target, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
 def stop_process(pid: int, grace: float = 5.0, alive=None) -> None:
     """SIGTERM the process's group, then SIGKILL it and every process it started (jobs run in
     sessions of their own) after ``grace`` seconds.  ``alive`` tells when the leader is gone
@@ -35,11 +44,7 @@ def stop_process(pid: int, grace: float = 5.0, alive=None) -> None:
             time.sleep(0.02)
     if alive():
         _kill_tree(pid)
-    for target in everyone:
-        try:
-            os.kill(target, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+    _send(everyone, signal.SIGKILL)
 
 
 def _kill_tree(pid: int) -> None:
@@ -58,18 +63,6 @@ def _kill_tree(pid: int) -> None:
         fresh = members({pid}) - stopped - {pid}
         if not fresh:
             break
-        for target in fresh:
-            try:
-                os.kill(target, signal.SIGSTOP)
-            except (ProcessLookupError, PermissionError):
-                pass
+        _send(fresh, signal.SIGSTOP)
         stopped |= fresh
-    for target in (*stopped, pid):
-        try:
-            os.kill(target, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    try:
-        os.kill(pid, signal.SIGCONT)
-    except (ProcessLookupError, PermissionError):
-        pass
+    _send((*stopped, pid), signal.SIGKILL)  # SIGKILL ends a stopped process too
