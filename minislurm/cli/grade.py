@@ -126,9 +126,9 @@ def run_main(argv: list[str]) -> int:
         return 1
     total = args.submission_timeout or max(900.0, 5 * args.timeout)
     try:
-        if args.docker != "never" and sandbox.docker_ready(args.image):
-            rebuild_if_stale(args.image)
         box = sandbox.choose(args.image, docker=args.docker)
+        if box.name == "docker":
+            rebuild_if_stale(args.image)
         subs = folder.find_submissions(args.submissions, autograder=args.autograder, dist=args.dist)
     except (RuntimeError, ValueError) as e:
         print(f"minislurm grade run: error: {e}", file=sys.stderr)
