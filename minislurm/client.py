@@ -5,7 +5,9 @@ a few tens of milliseconds, so this speaks the little HTTP/1.1 it needs over a p
 (a JSON body with Content-Length, keep-alive) instead of importing http.client, which pulls in
 the email and ssl packages.
 The controller is found through ``$SLURM_CONF`` (else ``~/.minislurm/cluster/slurm.conf``):
-its ``SlurmctldHost=name(addr)`` and ``SlurmctldPort``.  The token is ``$SLURM_JWT``, else the
+its ``SlurmctldHost=name(addr)`` and ``SlurmctldPort``.  As Slurm's commands do, a client that
+cannot connect tries again once a second for ``MessageTimeout`` seconds (10 unless slurm.conf
+says otherwise), so a command typed while the controller restarts waits for it.  The token is ``$SLURM_JWT``, else the
 file ``tokens/<user>`` beside slurm.conf, which ``minislurm cluster up`` writes for its user.
 """
 
@@ -16,10 +18,12 @@ import json
 import os
 import re
 import socket
+import time
 from pathlib import Path
 
 DEFAULT_DIR = Path.home() / ".minislurm" / "cluster"
 PREFIX = "/api/v1"
+MESSAGE_TIMEOUT = 10.0  # slurm.conf's MessageTimeout default
 
 
 class ClientError(Exception):
@@ -43,14 +47,17 @@ def _read_conf(path: Path) -> dict[str, str]:
         raise ClientError(f"Unable to contact slurm controller (no slurm.conf at {path}; "
                           "start a cluster with `minislurm cluster up` or set SLURM_CONF)") from None
     for line in text.splitlines():
-        m = re.match(r"\s*(SlurmctldHost|SlurmctldPort)\s*=\s*(\S+)", line, re.IGNORECASE)
+        m = re.match(r"\s*(SlurmctldHost|SlurmctldPort|MessageTimeout)\s*=\s*(\S+)", line, re.IGNORECASE)
         if m and m.group(1).lower() not in keys:
             keys[m.group(1).lower()] = m.group(2)
     return keys
 
 
 def controller_address(path: Path | None = None) -> tuple[str, int]:
-    keys = _read_conf(path or conf_path())
+    return _controller(_read_conf(path or conf_path()))
+
+
+def _controller(keys: dict[str, str]) -> tuple[str, int]:
     m = re.fullmatch(r"([^()]+)(?:\(([^()]+)\))?", keys.get("slurmctldhost", "localhost"))
     host = (m.group(2) or m.group(1)) if m else "localhost"
     return host, int(keys.get("slurmctldport", "6817").split("-")[0])
@@ -80,23 +87,43 @@ def _quote(text: str) -> str:
 
 
 class Client:
-    def __init__(self, conf: Path | None = None, token: str | None = None, timeout: float = 60.0):
+    """``patience``: seconds to keep trying to connect (None: MessageTimeout from slurm.conf);
+    the cluster's own tools, which poll, pass 0."""
+
+    def __init__(self, conf: Path | None = None, token: str | None = None, timeout: float = 60.0,
+                 patience: float | None = None):
         self.conf = conf or conf_path()
         self._address: tuple[str, int] | None = None  # read on the first call, whose error path reports it
         self.token = token or find_token(self.conf)
         self.timeout = timeout
+        self.patience = patience
         self._sock: socket.socket | None = None
         self._buf = b""
 
     @property
     def address(self) -> tuple[str, int]:
         if self._address is None:
-            self._address = controller_address(self.conf)
+            keys = _read_conf(self.conf)
+            self._address = _controller(keys)
+            if self.patience is None:
+                try:
+                    self.patience = float(keys.get("messagetimeout", MESSAGE_TIMEOUT))
+                except ValueError:
+                    self.patience = MESSAGE_TIMEOUT
         return self._address
 
     def _connect(self) -> socket.socket:
         if self._sock is None:
-            self._sock = socket.create_connection(self.address, timeout=self.timeout)
+            address = self.address
+            deadline = time.monotonic() + (self.patience or 0.0)
+            while True:
+                try:
+                    self._sock = socket.create_connection(address, timeout=self.timeout)
+                    break
+                except OSError:  # nothing was sent, so trying again cannot do anything twice
+                    if time.monotonic() + 1.0 > deadline:
+                        raise
+                    time.sleep(1.0)
             self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self._buf = b""
         return self._sock

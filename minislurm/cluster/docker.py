@@ -184,8 +184,8 @@ class DockerCluster(Cluster):
             wait_for(lambda: ip and tokens.exists(), 30, "the controller's files")
             folder.mkdir(parents=True, exist_ok=True)
             conf.write_text(f"SlurmctldHost=ctld({ip})\nSlurmctldPort={compose.CTLD_PORT}\n")
-            self._client = Client(conf, tokens.read_text().strip())
-        return Client(conf, token or self._client.token)
+            self._client = Client(conf, tokens.read_text().strip(), patience=0)
+        return Client(conf, token or self._client.token, patience=0)
 
     def uid_of(self, user: str) -> int:
         """A cluster user's uid (the lab user's is known; others are looked up on the login node,

@@ -246,7 +246,7 @@ class LocalCluster(Cluster):
         self.wait_controller(timeout)
 
     def client(self, token: str | None = None) -> Client:
-        return Client(self.conf_path, token)
+        return Client(self.conf_path, token, patience=0)
 
     def slurm_conf(self) -> str:
         return self.conf_path.read_text()

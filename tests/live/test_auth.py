@@ -69,6 +69,7 @@ def test_missing_bad_and_expired_tokens_are_refused(live, tmp_path):
 def test_no_controller_there(live, tmp_path):
     from minislurm.cluster.confgen import free_port
     conf = re.sub(r"SlurmctldPort=\d+", f"SlurmctldPort={free_port()}", live.c.conf_path.read_text())
+    conf += "MessageTimeout=1\n"  # how long a command keeps trying to connect (tests/cli/test_client.py)
     (tmp_path / "slurm.conf").write_text(conf)
     down = "Unable to contact slurm controller (connect failure)"
     for argv, message in ((("squeue",), f"slurm_load_jobs error: {down}"),

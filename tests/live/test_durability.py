@@ -121,7 +121,7 @@ def test_srun_gives_its_allocation_back_after_a_controller_outage(live):
         job = until(lambda: next((j for j in live.api.call("GET", "/jobs")["jobs"]
                                   if j["name"] == "outage" and j["state"] == "RUNNING"), None), 10, "srun's job")
         live.c.restart_controller(pause=4)  # srun ends while there is no controller
-        assert srun.wait(timeout=60) == 0
+        assert srun.wait(timeout=60) == 0, srun.stderr.read()
     finally:
         srun.kill()
     done = live.wait(job["job_id"], timeout=10)

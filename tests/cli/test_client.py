@@ -1,0 +1,66 @@
+"""The commands' client tries to connect for MessageTimeout seconds, as Slurm's commands do, so
+that a command typed while the controller restarts waits for it instead of failing."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from minislurm.client import Client, ClientError
+
+
+class Ping(BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = json.dumps({"pong": self.path}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def late_controller(tmp_path):
+    """A slurm.conf whose controller starts listening 2 s from now."""
+    port = free_port()
+    servers = []
+
+    def start(message_timeout: str | None) -> Client:
+        conf = tmp_path / "slurm.conf"
+        conf.write_text(f"SlurmctldHost=ctl(127.0.0.1)\nSlurmctldPort={port}\n"
+                        + (f"MessageTimeout={message_timeout}\n" if message_timeout else ""))
+
+        def serve():
+            time.sleep(2)
+            servers.append(ThreadingHTTPServer(("127.0.0.1", port), Ping))
+            servers[0].serve_forever()
+        threading.Thread(target=serve, daemon=True).start()
+        return Client(conf, token="t")
+    yield start
+    if servers:
+        servers[0].shutdown()
+        servers[0].server_close()
+
+
+def test_a_command_waits_for_a_controller_that_comes_back_within_message_timeout(late_controller):
+    client = late_controller(None)  # MessageTimeout's default, 10 s
+    assert client.call("GET", "/ping") == {"pong": "/api/v1/ping"}
+
+
+def test_a_controller_away_longer_than_message_timeout_is_a_connect_failure(late_controller):
+    client = late_controller("1")
+    with pytest.raises(ClientError, match=r"^Unable to contact slurm controller \(connect failure\)$"):
+        client.call("GET", "/ping")
