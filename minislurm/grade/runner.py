@@ -59,12 +59,12 @@ class Kernel:
     """The submission's kernel: runs its cells, then answers the referee's questions."""
 
     def __init__(self, nb, workdir: Path, cell_timeout: float):
-        from nbclient import NotebookClient
+        from minislurm.grade.kernelwait import notebook_client
 
         self.nb, self.cell_timeout = nb, cell_timeout
-        self.client = NotebookClient(nb, timeout_func=cell_limit(cell_timeout), interrupt_on_timeout=True,
-                                     allow_errors=True, kernel_name="python3", record_timing=False,
-                                     resources={"metadata": {"path": str(workdir)}})
+        self.client = notebook_client(nb, timeout_func=cell_limit(cell_timeout), interrupt_on_timeout=True,
+                                      allow_errors=True, kernel_name="python3", record_timing=False,
+                                      resources={"metadata": {"path": str(workdir)}})
         self.dead: str | None = None
 
     def run(self, source: str):
