@@ -22,8 +22,8 @@ from minislurm.client import ClientError
 
 SCRIPT = """#!/bin/bash
 log={runs}/$SLURM_JOB_ID.log
-echo "start $SLURM_JOB_ID $SLURM_RESTART_COUNT $SLURMD_NODENAME $(date +%s.%N)" >> $log
 trap 'echo "end $SLURM_JOB_ID $SLURM_RESTART_COUNT $SLURMD_NODENAME $(date +%s.%N) term" >> $log; exit 0' TERM
+echo "start $SLURM_JOB_ID $SLURM_RESTART_COUNT $SLURMD_NODENAME $(date +%s.%N)" >> $log
 sleep {seconds} & wait
 echo "end $SLURM_JOB_ID $SLURM_RESTART_COUNT $SLURMD_NODENAME $(date +%s.%N) ok" >> $log
 """
