@@ -27,7 +27,7 @@ labs: $(STAMP)
 test: test-unit test-labs test-book
 
 test-unit: $(STAMP)
-	$(PY) -m pytest -q --durations=25 -n 4 --no-loadscope-reorder --ignore=tests/book
+	$(PY) -m pytest -q --durations=25 -n 3 --no-loadscope-reorder --ignore=tests/book
 
 # The edit-test loop: every test that starts no daemon, container or notebook kernel (no
 # tests/live, tests/docker, grading, the book, the labs' live checks); the controller's rules

@@ -1,22 +1,26 @@
-"""How pytest-xdist shares the suite among its workers (``make test-unit`` runs ``-n 4``).
+"""How pytest-xdist shares the suite among its workers (``make test-unit`` runs ``-n 3``).
 
 Each test file is one unit of work that one worker runs whole and in order, so a module's
-fixtures (a live cluster, a built image) start once; the files that drive Docker are one unit
-together, as they share one engine, its images and the real-Slurm twin.  Units are handed out
-longest first, so that the slowest do not start last and keep the whole run waiting.
-(xdist's own ``--dist loadgroup`` would do the grouping, but it renames tests in a way that
-pytest 9 ignores.)
+fixtures (a live cluster, a built image) start once.  The files that drive the Docker cluster
+and the real-Slurm twin are one unit (the swarm test would cut the twin's name service), and
+the grading ones that build and run the grader image another.  Units are handed out longest
+first, so that the slowest do not start last and keep the whole run waiting.  (xdist's own
+``--dist loadgroup`` would do the grouping, but it renames tests in a way pytest 9 ignores.)
 """
 
 from __future__ import annotations
 
-DOCKER = ("tests/docker/", "tests/grade/test_docker.py", "tests/cluster/test_docker_config.py")
-LONGEST_FIRST = ("docker", "tests/grade/", "tests/live/", "tests/cli/test_sim_cli.py", "tests/lab/")
+import pytest
+
+UNITS = {"tests/docker/": "docker cluster and twin",
+         "tests/grade/test_docker.py": "grader image", "tests/cluster/test_docker_config.py": "grader image"}
+LONGEST_FIRST = ("docker cluster", "grader image", "tests/grade/", "tests/live/", "tests/cli/test_sim_cli.py",
+                 "tests/lab/")
 
 
 def unit_of(nodeid: str) -> str:
     path = nodeid.split("::")[0]
-    return "docker" if path.startswith(DOCKER) else path
+    return next((unit for prefix, unit in UNITS.items() if path.startswith(prefix)), path)
 
 
 def rank(unit: str) -> int:
@@ -27,6 +31,7 @@ def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: rank(unit_of(item.nodeid)))  # stable: a file keeps its own order
 
 
+@pytest.hookimpl(optionalhook=True)  # a hook of xdist's, absent with -p no:xdist
 def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadScopeScheduling
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import socket
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -36,23 +35,25 @@ def free_port() -> int:
 def late_controller(tmp_path):
     """A slurm.conf whose controller starts listening 2 s from now."""
     port = free_port()
-    servers = []
+    servers: list[ThreadingHTTPServer] = []
+
+    def listen():
+        servers.append(ThreadingHTTPServer(("127.0.0.1", port), Ping))
+        threading.Thread(target=servers[0].serve_forever, daemon=True).start()
+    later = threading.Timer(2.0, listen)
 
     def start(message_timeout: str | None) -> Client:
         conf = tmp_path / "slurm.conf"
         conf.write_text(f"SlurmctldHost=ctl(127.0.0.1)\nSlurmctldPort={port}\n"
                         + (f"MessageTimeout={message_timeout}\n" if message_timeout else ""))
-
-        def serve():
-            time.sleep(2)
-            servers.append(ThreadingHTTPServer(("127.0.0.1", port), Ping))
-            servers[0].serve_forever()
-        threading.Thread(target=serve, daemon=True).start()
+        later.start()
         return Client(conf, token="t")
     yield start
-    if servers:
-        servers[0].shutdown()
-        servers[0].server_close()
+    later.cancel()
+    later.join()
+    for server in servers:
+        server.shutdown()
+        server.server_close()
 
 
 def test_a_command_waits_for_a_controller_that_comes_back_within_message_timeout(late_controller):

@@ -248,7 +248,8 @@ def test_docker_kill_mid_run_requeues_and_resumes_exactly(cluster, ddp, healthy)
     cluster.start_node("gpu02")
     assert finished(cluster, job_id, 300)["state"] == "COMPLETED"
     text = log.read_text()
-    assert f"job {job_id} restart 1: resuming at step 20 (checkpoint of restart 0)" in text
+    saved = re.findall(r"^restart 0 \| step (\d+): .*checkpoint written", text, re.MULTILINE)  # before the crash
+    assert f"job {job_id} restart 1: resuming at step {saved[-1]} (checkpoint of restart 0)" in text
     assert same_weights(work / "reference.pt", work / "resumed.pt")
     acct = cluster.run("sacct", "-D", "-X", "-n", "-P", "-o", "JobID,State", "-j", str(job_id)).stdout
     assert acct == f"{job_id}|NODE_FAIL\n{job_id}|COMPLETED\n"

@@ -3,6 +3,7 @@ from the student notebooks (answer cells filled with given code)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,9 +16,11 @@ ROOT = Path(__file__).resolve().parents[2]
 LABS = sorted(p.stem for p in (ROOT / "labs").glob("*.ipynb"))
 
 
-def minislurm(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    """Run ``minislurm ARGS`` as an instructor would, from the repository root."""
-    return subprocess.run([sys.executable, "-m", "minislurm.cli.main", *args], cwd=ROOT,
+def minislurm(*args: str, timeout: float = 300, tmpdir: Path | None = None) -> subprocess.CompletedProcess:
+    """Run ``minislurm ARGS`` as an instructor would, from the repository root (``tmpdir``: its
+    TMPDIR, which every process of a local grading run inherits)."""
+    env = {**os.environ, "TMPDIR": str(tmpdir)} if tmpdir else None
+    return subprocess.run([sys.executable, "-m", "minislurm.cli.main", *args], cwd=ROOT, env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
 
 

@@ -45,19 +45,23 @@ def read_csv(path: Path) -> list[list[str]]:
         return list(csv.reader(f))
 
 
-def grade_processes(wait: float = 5.0) -> list[str]:
-    """Command lines of live processes of a grading folder (kernels included), after a moment
-    for killed ones to go."""
+def grade_processes(tmpdir: Path, wait: float = 5.0) -> list[str]:
+    """Command lines of the live processes of a grading run given ``tmpdir`` (its kernels and
+    whatever they started inherit it; other tests may be grading at the same time), after a
+    moment for killed ones to go."""
+    mark = f"TMPDIR={tmpdir}".encode()
     deadline = time.monotonic() + wait
     while True:
         found = []
         for pid in filter(str.isdigit, os.listdir("/proc")):
             try:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    if not any(v.startswith(mark) for v in f.read().split(b"\0")):
+                        continue
                 cmd = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
             except OSError:
                 continue
-            if "minislurm-grade-" in cmd or "minislurm.grade.runner" in cmd:
-                found.append(cmd)
+            found.append(cmd)
         if not found or time.monotonic() > deadline:
             return found
         time.sleep(0.2)
@@ -68,8 +72,9 @@ def test_a_folder_of_submissions_gives_exact_grades_and_says_what_failed(dist, t
     subs = write_examples(out / "student" / f"{LAB}.ipynb", tmp_path / "subs")
     grades = tmp_path / "grades.csv"
 
+    (tmp_path / "tmp").mkdir()
     proc = minislurm("grade", "run", str(subs), "--autograder", str(out / "autograder" / f"{LAB}-autograder.zip"),
-                     "--timeout", "5", "--jobs", "2", "--docker", "never", "--out", str(grades))
+                     "--timeout", "5", "--jobs", "2", "--docker", "never", "--out", str(grades), tmpdir=tmp_path / "tmp")
 
     assert proc.returncode == 0, proc.stdout
     assert read_csv(grades) == [
@@ -91,7 +96,7 @@ def test_a_folder_of_submissions_gives_exact_grades_and_says_what_failed(dist, t
     lines = {line.split()[0]: line.split() for line in text.splitlines() if line[:1].isalpha()}
     assert lines["bob"][1:] == ["2/2", "0/2", "2/2", "4/6"]
     assert lines["erin"][1:] == ["2/2", "0/2", "2/2", "4/6"]
-    assert grade_processes() == []  # no kernel left looping
+    assert grade_processes(tmp_path / "tmp") == []  # no kernel left looping
 
     # beside grades.csv: what went wrong, per question, for a gradebook, and as a chart
     assert read_csv(tmp_path / "grades-questions.csv") == [
@@ -198,10 +203,12 @@ def test_a_submission_past_the_whole_limit_scores_zero_and_leaves_nothing_runnin
     write_submission(out / "student" / f"{LAB}.ipynb", subs / "frank.ipynb", [RIGHT[0], stubborn, RIGHT[2]])
     grades = tmp_path / "grades.csv"
 
+    (tmp_path / "tmp").mkdir()
     proc = minislurm("grade", "run", str(subs), "--autograder", str(out / "autograder" / f"{LAB}-autograder.zip"),
-                     "--timeout", "2", "--submission-timeout", "6", "--docker", "never", "--out", str(grades))
+                     "--timeout", "2", "--submission-timeout", "6", "--docker", "never", "--out", str(grades),
+                     tmpdir=tmp_path / "tmp")
 
     assert proc.returncode == 0, proc.stdout
     assert "FAILED frank (frank.ipynb): timed out: grading took longer than 6 s as a whole" in proc.stdout
     assert read_csv(grades)[1:] == [["frank", f"exercise-{n}", "0", "2"] for n in (1, 2, 3)]
-    assert grade_processes() == []
+    assert grade_processes(tmp_path / "tmp") == []

@@ -14,13 +14,15 @@ pytestmark = pytest.mark.live
 
 
 def test_afterok_chain_runs_in_order(live):
-    a = live.sbatch("--wrap", "sleep 1")
+    go = live.work / "chain-go"
+    a = live.sbatch("--wrap", f"until [ -e {go} ]; do sleep 0.1; done")  # runs until the checks are done
     b = live.sbatch(f"--dependency=afterok:{a}", "--wrap", "sleep 0.5")
     c = live.sbatch("-d", f"afterok:{b}", "--wrap", "true")
     live.wait(a, "RUNNING")
     assert (live.job(b)["state"], live.job(b)["reason"]) == ("PENDING", "Dependency")
     assert f"Dependency=afterok:{a}(unfulfilled)\n" in live.run("scontrol", "show", "job", str(b)).stdout
     assert live.run("squeue", "-h", "-o", "%E", "-j", str(c)).stdout == f"afterok:{b}(unfulfilled)\n"
+    go.touch()
     jobs = [live.wait(j) for j in (a, b, c)]
     assert [j["state"] for j in jobs] == ["COMPLETED"] * 3
     assert jobs[0]["end_time"] <= jobs[1]["start_time"] and jobs[1]["end_time"] <= jobs[2]["start_time"]
