@@ -40,9 +40,9 @@ FAST_SKIP := --ignore=tests/live --ignore=tests/docker --ignore=tests/book --ign
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -x $(FAST_SKIP)
 
-# Every lab runs top to bottom with its worked answers (outputs are not compared).
+# Every lab runs top to bottom with its worked answers (outputs are not compared), two at a time.
 test-labs: $(STAMP)
-	$(PY) -m pytest -q --nbval-lax --nbval-current-env labs/
+	$(PY) -m pytest -q -n 2 --dist loadfile --nbval-lax --nbval-current-env labs/
 
 # Headless Chromium opens the built pages offline (skipped without chromium unless
 # MINISLURM_REQUIRE_BROWSER=1, as .ci/run sets); screenshots go to out/browser/.
