@@ -7,8 +7,9 @@ the email and ssl packages.
 The controller is found through ``$SLURM_CONF`` (else ``~/.minislurm/cluster/slurm.conf``):
 its ``SlurmctldHost=name(addr)`` and ``SlurmctldPort``.  As Slurm's commands do, a client that
 cannot connect tries again once a second for ``MessageTimeout`` seconds (10 unless slurm.conf
-says otherwise), so a command typed while the controller restarts waits for it.  The token is ``$SLURM_JWT``, else the
-file ``tokens/<user>`` beside slurm.conf, which ``minislurm cluster up`` writes for its user.
+says otherwise), so a command typed while the controller restarts waits for it.  The token is
+``$SLURM_JWT``, else the file ``tokens/<user>`` beside slurm.conf, which ``minislurm cluster up``
+writes for its user.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ nbclient waits for a cell's reply with one asyncio poll of the kernel's socket f
 cell limit.  On a busy machine that poll sometimes misses the wake-up for a reply that has
 already arrived, and then sits idle until the limit, when pyzmq looks once more, finds the
 reply and the cell "passes": on the project's CI, 3 of 10 student notebooks each sat 120 s this
-way (the limit), one grading run 300 s.  Under the grader, a stall as long as an answer cell's
-limit would also interrupt a right answer.  Polling in slices of a second bounds such a stall to
+way (their cell limit), and a grading run here sat over ten minutes.  Under the grader, a stall
+as long as an answer cell's limit would also interrupt a right answer.  Polling in slices of a second bounds such a stall to
 a second; nothing else changes.
 """
 
@@ -17,7 +17,7 @@ from queue import Empty
 from jupyter_client.asynchronous.client import AsyncKernelClient
 from jupyter_client.channels import AsyncZMQSocketChannel
 from jupyter_client.manager import AsyncKernelManager
-from traitlets import DottedObjectName, Type
+from traitlets import Type
 
 SLICE = 1.0  # seconds
 
@@ -40,7 +40,6 @@ class SlicedKernelClient(AsyncKernelClient):
 
 
 class SlicedKernelManager(AsyncKernelManager):
-    client_class = DottedObjectName("minislurm.grade.kernelwait.SlicedKernelClient")
     client_factory = Type(SlicedKernelClient)
 
 
