@@ -33,10 +33,10 @@ srun python train_ddp.py --steps {steps} --step-time {step_time} --ckpt-every 20
 """
 
 
-def submit(live, name: str, extra: str = "", args: str = "", steps: int = STEPS) -> int:
+def submit(live, name: str, extra: str = "", args: str = "", steps: int = STEPS, step_time: str = STEP_TIME) -> int:
     for f in ("train_ddp.py",):
         shutil.copy(EXAMPLE / f, live.work / f)
-    script = SCRIPT.format(extra=extra, steps=steps, step_time=STEP_TIME, args=args)
+    script = SCRIPT.format(extra=extra, steps=steps, step_time=step_time, args=args)
     return live.sbatch("-J", name, script=script)
 
 
@@ -81,11 +81,14 @@ def test_node_failure_requeue_and_exact_resume(live, reference):
 
 
 def test_requeue_itself_before_the_time_limit(live, reference):
-    """``--signal=USR1@50`` with a one-minute limit: at 10 s the ranks checkpoint and rank 0 runs
-    ``scontrol requeue``; the next incarnation resumes and finishes, bit-identical."""
+    """``--signal=USR1@40`` with a one-minute limit: at 20 s the ranks checkpoint and rank 0 runs
+    ``scontrol requeue``; the next incarnation resumes and finishes, bit-identical.  Steps of
+    0.05 s (the weights do not depend on it): the 600 steps take 30 s, more than one incarnation
+    has, while a slow start on a busy machine (torch's import, the process group) still leaves
+    each incarnation time to step on."""
     live.reset()
-    job = submit(live, "usr1", extra="-t 1 --signal=USR1@50")
-    done = live.wait(job, timeout=150)
+    job = submit(live, "usr1", extra="-t 1 --signal=USR1@40", step_time="0.05")
+    done = live.wait(job, timeout=240)
     text = (live.work / f"usr1-{job}.out").read_text()
     assert done["state"] == "COMPLETED" and done["restart_count"] >= 1, (done["state"], done["restart_count"], done["reason"], done["exit_code"], text[-3000:])
     assert re.search(r"step \d+: time is nearly up, requeueing job %d" % job, text)
