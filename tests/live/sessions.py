@@ -25,6 +25,7 @@ HELPERS = r"""upto() { local i; for i in $(seq 150); do eval "$1" && return; sle
 gone() { upto '[ -z "$(squeue -h -j '$1' -o %i 2>/dev/null)" ]'; [ -z "$TWIN" ] || sleep 1; }
 running() { upto '[ "$(squeue -h -r -t R -j '$1' -o %i | wc -l)" = '$2' ]'; }
 ended() { upto '[ "$(sacct -X -n -P -j '$1' -o End | grep -vc Unknown)" = '$2' ]'; }  # slurmdbd lags
+idle() { upto '[ -z "$(squeue -h -o %i)" ]'; }  # no job left, not even one still COMPLETING
 ids() {
     local e="" n
     for n in A B C; do [ -n "$1" ] && e="$e s/(^|[^0-9a-z])$1([^0-9]|$)/\\1$n\\2/g;"; shift || break; done
@@ -69,7 +70,7 @@ scancel --signal=USR1 99999; echo "rc=$?"
 scancel 1.batch; echo "rc=$?"
 """),
     "tasks": (False, r"""
-srun nosuchcommand 2>&1 | sort; echo "rc=${PIPESTATUS[0]}"
+srun nosuchcommand 2>&1 | sort; echo "rc=${PIPESTATUS[0]}"; idle
 srun -N2 -l nosuchcommand 2>&1 | sort; echo "rc=${PIPESTATUS[0]}"
 cat > shell.sh <<"X"
 #!/bin/bash
