@@ -34,6 +34,12 @@ class ClusterState:
         self.next_job_id = first_job_id
         self.version = 0  # bumped on every change the scheduler could care about
         self.order_epoch = 0  # bumped when the queue order may change (see reprioritized)
+        # The ids of jobs that joined or left the queue, oldest first, for a reader that keeps
+        # its own copy of the queue (QueueOrder) and need not compare the whole queue each
+        # pass; the oldest entries are dropped as it grows (``journal_start`` counts them).
+        self.queue_journal: list[int] = []
+        self.journal_start = 0
+        self.with_dependency: set[int] = set()  # pending jobs that have a dependency
         self._part_masks: dict[str, np.ndarray] = {}
         self._part_cpus: dict[str, int] = {}
 
@@ -74,6 +80,25 @@ class ClusterState:
         self.reprioritized()
 
     # -- transitions ---------------------------------------------------------------
+    def _queued(self, job: Job) -> None:
+        self.pending[job.job_id] = job
+        if job.dependency is not None:
+            self.with_dependency.add(job.job_id)
+        self._journal(job.job_id)
+
+    def _dequeued(self, job_id: int) -> None:
+        if self.pending.pop(job_id, None) is not None:
+            self.with_dependency.discard(job_id)
+            self._journal(job_id)
+
+    def _journal(self, job_id: int) -> None:
+        journal = self.queue_journal
+        journal.append(job_id)
+        if len(journal) > 4096 and len(journal) > 2 * len(self.pending):
+            half = len(journal) // 2
+            del journal[:half]
+            self.journal_start += half
+
     def used_job_ids(self, last: int) -> None:
         """Ids up to ``last`` are taken (by the jobs of a submission, or a refused one that
         keeps its id: :func:`minislurm.sched.submit.build_jobs`)."""
@@ -87,7 +112,7 @@ class ClusterState:
     def add(self, job: Job) -> Job:
         """Queue a job that has passed submission checks."""
         self.jobs[job.job_id] = job
-        self.pending[job.job_id] = job
+        self._queued(job)
         if job.array_job_id is not None:
             self.array_tasks[job.array_job_id].append(job.job_id)
         self.touch()
@@ -100,7 +125,7 @@ class ClusterState:
         if job.array_job_id is not None:
             self.array_tasks[job.array_job_id].append(job.job_id)
         if job.state is JobState.PENDING:
-            self.pending[job.job_id] = job
+            self._queued(job)
         elif job.state is JobState.RUNNING and job.alloc is not None:
             self.nodes.allocate(job.job_id, job.alloc)
             self.running[job.job_id] = job
@@ -110,7 +135,7 @@ class ClusterState:
 
     def start(self, job: Job, alloc: Allocation, now: float) -> None:
         self.nodes.allocate(job.job_id, alloc)
-        del self.pending[job.job_id]
+        self._dequeued(job.job_id)
         self.running[job.job_id] = job
         job.state = JobState.RUNNING
         job.reason = Reason.NONE
@@ -132,7 +157,7 @@ class ClusterState:
                reason: str = Reason.NONE) -> None:
         """End a job for good (COMPLETED, FAILED, TIMEOUT, CANCELLED, NODE_FAIL ...)."""
         self._release(job)
-        self.pending.pop(job.job_id, None)
+        self._dequeued(job.job_id)
         job.state = state
         job.exit_code = exit_code
         job.reason = reason
@@ -155,7 +180,7 @@ class ClusterState:
         job.submit_time = now
         job.begin_time = now + self.config.sched.requeue_delay + (1 if self.config.sched.requeue_delay else 0)
         job.hold = hold or job.hold  # a hold put on the running job applies now
-        self.pending[job.job_id] = job
+        self._queued(job)
         self.reprioritized()
 
     def settle_dependencies(self, settled: Mapping[int, str | Dependency]) -> None:
@@ -172,6 +197,7 @@ class ClusterState:
                 continue
             if outcome == DependencyOutcome.OK:
                 job.dependency = None
+                self.with_dependency.discard(job_id)
             elif outcome == DependencyOutcome.NEVER:
                 job.dependency_failed = True
             else:

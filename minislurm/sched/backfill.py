@@ -27,17 +27,23 @@ from minislurm.core.states import Reason
 from minislurm.sched.eligibility import required_nodes
 from minislurm.sched.plan import NEVER, Plan
 from minislurm.sched.select.cons_tres import request, request_key
+from minislurm.sched.startnow import StartNow
 
 if TYPE_CHECKING:
+    from minislurm.sched.order import Columns
     from minislurm.sched.work import Pass
 
 
 def run(work: "Pass", order: list[Job], easy: bool = False, promise_all: bool = True,
-        floor: tuple[int, int, int] = (0, 0, 0)) -> tuple[dict[int, float], dict[int, tuple[int, ...]]]:
+        floor: tuple[int, int, int] = (0, 0, 0),
+        columns: "Columns | None" = None) -> tuple[dict[int, float], dict[int, tuple[int, ...]]]:
     """Test jobs in ``order``; start or promise.  With ``promise_all=False`` the cycle ends as
     soon as no job at all could start now (no node open now has ``floor``, the least any
     queued job asks of a node, free): the decisions are the same, only the remaining jobs'
-    expected starts are left unknown (the simulator needs no ``squeue --start``).
+    expected starts are left unknown (the simulator needs no ``squeue --start``).  Then, under
+    ``columns`` (the queue's, in ``order``) lets a cycle pass over the jobs that can neither
+    start nor get a promise without asking the plan about each
+    (:mod:`~minislurm.sched.startnow`); no reason is recorded for them.
 
     What makes a cycle cheap on a deep queue: in one cycle a job can only find it harder to
     start now than the jobs before it did (each start and each promise takes room, none gives
@@ -56,8 +62,9 @@ def run(work: "Pass", order: list[Job], easy: bool = False, promise_all: bool = 
     planned: dict[int, tuple[int, ...]] = {}
     promised_parts: set[str] = set()
     cannot_start = _Failures()
+    start_now = StartNow(work, plan, columns, horizon) if not promise_all and columns is not None else None
     tested = 0
-    for job in order:
+    for at, job in enumerate(order):
         if job.job_id in work.started:
             continue
         why = work.reason.get(job.job_id)
@@ -76,6 +83,12 @@ def run(work: "Pass", order: list[Job], easy: bool = False, promise_all: bool = 
         if tested >= cfg.bf_max_job_test:
             break
         tested += 1
+        if start_now is not None:
+            now_ok, promise_ok = start_now(at)
+            if not now_ok and (not promise_ok or (easy and job.partition in promised_parts)):
+                if not plan.room_now(state.nodes.usable, floor):
+                    break
+                continue  # it neither starts now nor gets a promise
         required = required_nodes(job, state)
         allowed = work.allowed(job, honour_reservations=False)
         duration = plan.grid(job.time_limit) if job.time_limit != float("inf") else NEVER

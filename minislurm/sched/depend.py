@@ -153,8 +153,8 @@ def sweep(state: ClusterState) -> tuple[dict[int, str], dict[int, str | Dependen
     except held jobs, which slurmctld's ``job_independent`` skips (a held singleton must
     not be cleared while it cannot run and another job of its name starts).
     """
-    waiting = [j for j in state.pending.values()
-               if j.dependency is not None and not j.dependency_failed and not j.hold]
+    waiting = [j for j in map(state.pending.get, sorted(state.with_dependency))
+               if j is not None and j.dependency is not None and not j.dependency_failed and not j.hold]
     found: dict[int, str] = {}
     settled: dict[int, str | Dependency] = {}
     if not waiting:

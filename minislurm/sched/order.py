@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import bisect
 
+import numpy as np
+
 from minislurm.core.job import Job
 from minislurm.core.state import ClusterState
+from minislurm.sched.select.cons_tres import request_key
 
 
 def sort_key(state: ClusterState):
@@ -28,48 +31,94 @@ def sort_key(state: ClusterState):
 class QueueOrder:
     """The sorted queue kept from one pass to the next (see the module's docstring).
 
-    It also keeps :attr:`floor`, the least CPUs, memory and GPUs per node that any job it has
-    held since the last sort asks for: no node with less than that free can start any of them
-    (backfill stops there).  A job that leaves never raises it, so it stays a safe bound."""
+    It reads which jobs joined or left the queue from the state's ``queue_journal``, so a
+    pass does not compare the whole queue.  It also keeps :attr:`floor`, the least CPUs,
+    memory and GPUs per node that any job it has held since the last sort asks for: no node
+    with less than that free can start any of them (backfill stops there).  A job that leaves
+    never raises it, so it stays a safe bound.  And it keeps :attr:`columns`, the few fields
+    backfill asks of every queued job, in the queue's order (:class:`Columns`)."""
 
     def __init__(self) -> None:
         self._epoch: int | None = None
         self._sorted: list[Job] = []
         self._ids: set[int] = set()
+        self._read = 0  # how much of the state's queue journal has been read
         self.floor: tuple[int, int, int] = (0, 0, 0)
+        self.columns = Columns([])
 
     def __call__(self, state: ClusterState) -> list[Job]:
         pending = state.pending
         key = sort_key(state)
-        if self._epoch != state.order_epoch:
+        if self._epoch != state.order_epoch or self._read < state.journal_start:
             self._epoch = state.order_epoch
             self._sorted = sorted(pending.values(), key=key)
             self._ids = set(pending)
+            self._read = state.journal_start + len(state.queue_journal)
             self.floor = smallest_request(self._sorted)
+            self.columns = Columns(self._sorted)
             return list(self._sorted)
-        gone, new = self._ids - pending.keys(), pending.keys() - self._ids
-        for job_id in gone:
-            self._remove(state.jobs.get(job_id), job_id, key)
-        for job_id in new:
-            bisect.insort(self._sorted, pending[job_id], key=key)
-            self._ids.add(job_id)
+        changed = state.queue_journal[self._read - state.journal_start:]
+        self._read += len(changed)
+        new = []
+        for job_id in dict.fromkeys(changed):
+            if job_id in pending and job_id not in self._ids:
+                at = bisect.bisect_left(self._sorted, key(pending[job_id]), key=key)
+                self._sorted.insert(at, pending[job_id])
+                self.columns.insert(at, pending[job_id])
+                self._ids.add(job_id)
+                new.append(pending[job_id])
+            elif job_id in self._ids and job_id not in pending:
+                self._remove(state.jobs.get(job_id), job_id, key)
         if new:
-            self.floor = smallest_request([pending[j] for j in new], self.floor)
+            self.floor = smallest_request(new, self.floor)
         return list(self._sorted)
 
     def _remove(self, job: Job | None, job_id: int, key) -> None:
         """Take a job that left the queue out of the sorted list: found by its key (unchanged
         while the order's epoch is), else by a walk."""
         self._ids.discard(job_id)
+        at = None
         if job is not None:
             at = bisect.bisect_left(self._sorted, key(job), key=key)
-            if at < len(self._sorted) and self._sorted[at].job_id == job_id:
-                del self._sorted[at]
-                return
-        for at, held in enumerate(self._sorted):
-            if held.job_id == job_id:
-                del self._sorted[at]
-                return
+        if at is None or at >= len(self._sorted) or self._sorted[at].job_id != job_id:
+            at = next(i for i, held in enumerate(self._sorted) if held.job_id == job_id)
+        del self._sorted[at]
+        self.columns.delete(at)
+
+
+class Columns:
+    """Per queued job, in the queue's order: its node count, its time limit, and its group,
+    a number shared by the jobs that make the same request of a node and may use the same
+    nodes (-1 for a ``-w`` job or one in a reservation, which are always tested one by one).
+    :class:`~minislurm.sched.startnow.StartNow` asks the whole queue at once with them."""
+
+    def __init__(self, jobs: list[Job]):
+        self.groups: dict[tuple, int] = {}
+        self.members: list[Job] = []  # one job of each group, by group number
+        self.nodes = np.array([j.num_nodes for j in jobs], dtype=np.int64)
+        self.limit = np.array([j.time_limit for j in jobs], dtype=np.float64)
+        self.group = np.array([self._group(j) for j in jobs], dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self.group)
+
+    def _group(self, job: Job) -> int:
+        if job.req_nodes or job.reservation is not None:
+            return -1
+        key = (request_key(job), job.partition, job.exc_nodes)
+        number = self.groups.get(key)
+        if number is None:
+            number = self.groups[key] = len(self.members)
+            self.members.append(job)
+        return number
+
+    def insert(self, at: int, job: Job) -> None:
+        self.nodes = np.insert(self.nodes, at, job.num_nodes)
+        self.limit = np.insert(self.limit, at, job.time_limit)
+        self.group = np.insert(self.group, at, self._group(job))
+
+    def delete(self, at: int) -> None:
+        self.nodes, self.limit, self.group = (np.delete(a, at) for a in (self.nodes, self.limit, self.group))
 
 
 def smallest_request(jobs, floor: tuple[int, int, int] | None = None) -> tuple[int, int, int]:

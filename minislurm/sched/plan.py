@@ -61,6 +61,30 @@ class Promises:
         self.end = np.insert(self.end, at, min(end, NEVER))
         self.node, self.start = self.key >> 40, self.key & NEVER
 
+    def free_until(self, now: int, nodes: int) -> np.ndarray:
+        """Per node, when the first promise not yet over at ``now`` begins (NEVER if none)."""
+        until = np.full(nodes, NEVER, dtype=np.int64)
+        live = self.end > now
+        node = self.node[live]
+        first = np.flatnonzero(np.r_[True, node[1:] != node[:-1]]) if len(node) else node
+        until[node[first]] = self.start[live][first]  # sorted by node, then start
+        return until
+
+    def first_open(self, times: np.ndarray) -> np.ndarray:
+        """For ``times[..., n]`` on node n, the first time from then on that no promise on n
+        covers (promises that follow one another without a gap are crossed together)."""
+        if not len(self):
+            return times
+        nodes = np.broadcast_to(np.arange(times.shape[-1]), times.shape)
+        clipped = np.minimum(times, NEVER)
+        # Runs of promises end to end on one node: each promise's run ends where its run's last one does.
+        joined = np.r_[False, (self.node[1:] == self.node[:-1]) & (self.start[1:] == self.end[:-1])]
+        run = np.cumsum(~joined) - 1
+        run_end = np.maximum.reduceat(self.end, np.flatnonzero(~joined))[run]
+        at = np.searchsorted(self.key, nodes << 40 | clipped, side="right") - 1
+        inside = (at >= 0) & (self.node[at] == nodes) & (self.end[at] > clipped)
+        return np.where(inside, run_end[at], times)
+
     def held_at(self, when: int) -> np.ndarray:
         """The nodes promised at ``when``."""
         return self.node[(self.start <= when) & (self.end > when)]
@@ -114,7 +138,8 @@ class Plan:
             freed.append(table)
         self.freed_cpus, self.freed_mem, self.freed_gpus = freed
         self._ready_cache: dict = {}
-        self.version = getattr(self, "version", 0) + 1
+        self.version = getattr(self, "version", 0) + 1  # changes with every start and promise
+        self.releases_version = self.version  # changes with every start
 
     def ready_times(self, key, req: Request) -> np.ndarray:
         """For each node, the first time running jobs leave room for ``req`` (NEVER if never);

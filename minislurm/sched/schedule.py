@@ -121,7 +121,8 @@ def schedule(state: ClusterState, now: float, *, backfill_cycle: bool = True,
     policy = state.config.sched.policy
     if backfill_cycle and policy in ("conservative", "easy") and len(work.started) < len(order):
         result_expected, planned = backfill.run(work, order, easy=(policy == "easy"),
-                                                 promise_all=promise_all, floor=queue_order.floor)
+                                                 promise_all=promise_all, floor=queue_order.floor,
+                                                 columns=queue_order.columns)
 
     reasons = Reasons(state, now, set(work.started))
     reasons.known = {j: r for j, r in work.reason.items() if j not in work.started}

@@ -1,0 +1,92 @@
+"""Which queued jobs could still start now, or get a promise: asked of the whole queue at once.
+
+With ``promise_all=False`` (the simulator) a backfill cycle only needs to know, of each job,
+whether it starts now or gets a promise, since only those change what the cycle decides.
+In a deep queue most jobs do neither, and asking the plan about each in turn is what made
+overloaded replays slow.  Two answers for all the jobs of a group (same request, same nodes)
+in one sorted search each:
+
+* could it start now: at least ``k`` of the nodes it may use have its request free now and
+  no promise on them before ``now`` plus its time limit (the test of
+  :meth:`~minislurm.sched.plan.Plan.start_now`), exact;
+* could it get a promise: not if even the ``k``-th earliest time its nodes have its request
+  free (ignoring promises, which only push starts later) lies beyond ``bf_window``.
+
+Within a cycle both can only turn from yes to no (each start and each promise takes room,
+none gives any back), so a job found unable once is unable for the rest of the cycle and
+backfill may pass it over; a job found able is still tested as before.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from minislurm.sched.plan import NEVER, Plan
+from minislurm.sched.select.cons_tres import request, request_key
+
+if TYPE_CHECKING:
+    from minislurm.sched.order import Columns
+    from minislurm.sched.work import Pass
+
+WINDOW = 256  # how many jobs of the queue one answer covers
+
+
+class StartNow:
+    """``start_now(at)``: (could the job at position ``at`` of the queue start now, could it
+    get a promise); both True for a job tested one by one.
+
+    Answers are worked out for a window of the queue at a time and kept while they are
+    still good: a "no" always is; a "yes" is worked out again once the plan has changed.
+    What only starts change (when each group's request is free on each node) is kept until
+    the next start."""
+
+    def __init__(self, work: "Pass", plan: Plan, columns: "Columns", horizon: int):
+        self.work, self.plan, self.columns, self.horizon = work, plan, columns, horizon
+        self._window: tuple | None = None  # (first, end, plan.releases_version, per-window arrays)
+        self._asked = -1  # the plan version answered
+        self._now = self._soon = np.zeros(0, dtype=bool)
+
+    def __call__(self, at: int) -> tuple[bool, bool]:
+        window = self._window
+        if window is None or not window[0] <= at < window[1]:
+            self._look_at(at)
+        i = at - self._window[0]
+        if self._asked != self.plan.version and (self._now[i] or self._soon[i]):
+            self._answer()
+        return bool(self._now[i]), bool(self._soon[i])
+
+    def _look_at(self, first: int) -> None:
+        """Take the window of the queue from ``first`` and answer for it."""
+        cols, plan = self.columns, self.plan
+        end = min(first + WINDOW, len(cols))
+        group = cols.group[first:end]
+        tested = group < 0  # tested one by one
+        some = group[~tested][:1]  # a tested job's row: any group's, or a row of NEVER if there is none
+        present, row = np.unique(np.where(tested, some[0] if len(some) else -1, group), return_inverse=True)
+        ends = np.minimum(plan.now + plan.grid_all(cols.limit[first:end]), NEVER)
+        self._window = (first, end, -1, (present, row, tested, cols.nodes[first:end], ends, None))
+        self._answer()
+
+    def _answer(self) -> None:
+        first, end, releases, (present, row, tested, count, ends, ready) = self._window
+        plan, work, nodes = self.plan, self.work, self.work.state.nodes
+        if releases != plan.releases_version:
+            # Per group and node: when the request is free there (NEVER on nodes it may not use).
+            ready = np.full((len(present), len(nodes)), NEVER, dtype=np.int64)
+            for i, number in enumerate(present):
+                if number < 0:
+                    continue
+                job = self.columns.members[number]
+                ready[i] = np.where(work.allowed(job, honour_reservations=False),
+                                    plan.ready_times(request_key(job), request(job, nodes)), NEVER)
+            self._window = (first, end, plan.releases_version, (present, row, tested, count, ends, ready))
+        # Now: enough nodes free now, and no promise on them before the job would end.
+        open_until = np.where(ready <= plan.now, plan.promises.free_until(plan.now, len(nodes)), -1)
+        now = (open_until[row] >= ends[:, None]).sum(axis=1) >= count
+        # A promise: not if the k-th node to be free at a time no promise covers is past the window.
+        soonest = np.sort(plan.promises.first_open(ready), axis=1)
+        soon = (soonest[row, np.minimum(count, len(nodes)) - 1] <= self.horizon) & (count <= len(nodes))
+        self._now, self._soon = now | tested, soon | tested
+        self._asked = plan.version
