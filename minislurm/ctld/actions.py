@@ -186,7 +186,7 @@ async def update_partition(ctl: "Controller", user: str, name: str, max_time_min
     if max_time_min is not None:
         part.max_time = math.inf if max_time_min == "INFINITE" else max_time_min * 60
         ctl.store.put_meta(f"partition_max_time:{name}", part.max_time)
-    ctl.state.touch()
+    ctl.state.reprioritized()  # which jobs the partition takes changed (QueueOrder's columns)
     await ctl.commit()
 
 

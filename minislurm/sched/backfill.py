@@ -63,8 +63,10 @@ def run(work: "Pass", order: list[Job], easy: bool = False, promise_all: bool = 
     promised_parts: set[str] = set()
     cannot_start = _Failures()
     start_now = StartNow(work, plan, columns, horizon) if not promise_all and columns is not None else None
-    tested = 0
-    for at, job in enumerate(order):
+    tested = at = 0
+    while at < len(order):
+        job = order[at]
+        at += 1
         if job.job_id in work.started:
             continue
         why = work.reason.get(job.job_id)
@@ -84,10 +86,11 @@ def run(work: "Pass", order: list[Job], easy: bool = False, promise_all: bool = 
             break
         tested += 1
         if start_now is not None:
-            now_ok, promise_ok = start_now(at)
+            now_ok, promise_ok = start_now(at - 1)
             if not now_ok and (not promise_ok or (easy and job.partition in promised_parts)):
-                if not plan.room_now(state.nodes.usable, floor):
-                    break
+                if at >= work.reached:  # no job beyond has a reason or a start yet
+                    at, passed = start_now.pass_over(at, promised_parts if easy else set())
+                    tested += passed
                 continue  # it neither starts now nor gets a promise
         required = required_nodes(job, state)
         allowed = work.allowed(job, honour_reservations=False)

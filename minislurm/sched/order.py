@@ -11,11 +11,13 @@ caller's; the state is only read.
 from __future__ import annotations
 
 import bisect
+import math
 
 import numpy as np
 
 from minislurm.core.job import Job
 from minislurm.core.state import ClusterState
+from minislurm.sched.eligibility import blocked_reason
 from minislurm.sched.select.cons_tres import request_key
 
 
@@ -44,7 +46,7 @@ class QueueOrder:
         self._ids: set[int] = set()
         self._read = 0  # how much of the state's queue journal has been read
         self.floor: tuple[int, int, int] = (0, 0, 0)
-        self.columns = Columns([])
+        self.columns = Columns([], None)
 
     def __call__(self, state: ClusterState) -> list[Job]:
         pending = state.pending
@@ -55,7 +57,7 @@ class QueueOrder:
             self._ids = set(pending)
             self._read = state.journal_start + len(state.queue_journal)
             self.floor = smallest_request(self._sorted)
-            self.columns = Columns(self._sorted)
+            self.columns = Columns(self._sorted, state)
             return list(self._sorted)
         changed = state.queue_journal[self._read - state.journal_start:]
         self._read += len(changed)
@@ -64,7 +66,7 @@ class QueueOrder:
             if job_id in pending and job_id not in self._ids:
                 at = bisect.bisect_left(self._sorted, key(pending[job_id]), key=key)
                 self._sorted.insert(at, pending[job_id])
-                self.columns.insert(at, pending[job_id])
+                self.columns.insert(at, pending[job_id], state)
                 self._ids.add(job_id)
                 new.append(pending[job_id])
             elif job_id in self._ids and job_id not in pending:
@@ -87,17 +89,23 @@ class QueueOrder:
 
 
 class Columns:
-    """Per queued job, in the queue's order: its node count, its time limit, and its group,
-    a number shared by the jobs that make the same request of a node and may use the same
-    nodes (-1 for a ``-w`` job or one in a reservation, which are always tested one by one).
-    :class:`~minislurm.sched.startnow.StartNow` asks the whole queue at once with them."""
+    """Per queued job, in the queue's order: its node count, its time limit, its group (a
+    number shared by the jobs that make the same request of a node and may use the same
+    nodes; -1 for a ``-w`` job or one in a reservation, which are always tested one by one),
+    its begin time, and whether it is *plain*: it waits for nothing but its begin time and
+    resources (no hold, dependency, array throttle, ``-w`` or reservation, and its partition
+    takes it).  :class:`~minislurm.sched.startnow.StartNow` asks the whole queue at once with
+    them.  A change to a queued job or a partition re-sorts the queue (``reprioritized``),
+    which builds them again."""
 
-    def __init__(self, jobs: list[Job]):
+    def __init__(self, jobs: list[Job], state: ClusterState | None):
         self.groups: dict[tuple, int] = {}
         self.members: list[Job] = []  # one job of each group, by group number
         self.nodes = np.array([j.num_nodes for j in jobs], dtype=np.int64)
         self.limit = np.array([j.time_limit for j in jobs], dtype=np.float64)
         self.group = np.array([self._group(j) for j in jobs], dtype=np.int64)
+        self.begin = np.array([j.begin_time for j in jobs], dtype=np.float64)
+        self.plain = np.array([_plain(j, state) for j in jobs], dtype=bool)
 
     def __len__(self) -> int:
         return len(self.group)
@@ -112,13 +120,22 @@ class Columns:
             self.members.append(job)
         return number
 
-    def insert(self, at: int, job: Job) -> None:
+    def insert(self, at: int, job: Job, state: ClusterState) -> None:
         self.nodes = np.insert(self.nodes, at, job.num_nodes)
         self.limit = np.insert(self.limit, at, job.time_limit)
         self.group = np.insert(self.group, at, self._group(job))
+        self.begin = np.insert(self.begin, at, job.begin_time)
+        self.plain = np.insert(self.plain, at, _plain(job, state))
 
     def delete(self, at: int) -> None:
-        self.nodes, self.limit, self.group = (np.delete(a, at) for a in (self.nodes, self.limit, self.group))
+        for name in ("nodes", "limit", "group", "begin", "plain"):
+            setattr(self, name, np.delete(getattr(self, name), at))
+
+
+def _plain(job: Job, state: ClusterState) -> bool:
+    """Nothing but its begin time and resources keeps the job waiting, whatever happens."""
+    return (not job.req_nodes and job.reservation is None and job.array_max_running is None
+            and job.dependency is None and blocked_reason(job, state, math.inf) is None)
 
 
 def smallest_request(jobs, floor: tuple[int, int, int] | None = None) -> tuple[int, int, int]:

@@ -91,6 +91,7 @@ def schedule(state: ClusterState, now: float, *, backfill_cycle: bool = True,
     for job in order:
         if len(blocked_parts) >= n_parts:
             break
+        work.reached += 1
         why = work.blocked(job)
         if why is not None:
             work.reason[job.job_id] = why

@@ -45,6 +45,8 @@ class StartNow:
     def __init__(self, work: "Pass", plan: Plan, columns: "Columns", horizon: int):
         self.work, self.plan, self.columns, self.horizon = work, plan, columns, horizon
         self._window: tuple | None = None  # (first, end, plan.releases_version, per-window arrays)
+        self._ready: dict[int, np.ndarray] = {}  # per group, as of _ready_version
+        self._ready_version = -1
         self._asked = -1  # the plan version answered
         self._now = self._soon = np.zeros(0, dtype=bool)
 
@@ -63,30 +65,62 @@ class StartNow:
         end = min(first + WINDOW, len(cols))
         group = cols.group[first:end]
         tested = group < 0  # tested one by one
-        some = group[~tested][:1]  # a tested job's row: any group's, or a row of NEVER if there is none
-        present, row = np.unique(np.where(tested, some[0] if len(some) else -1, group), return_inverse=True)
+        present = np.flatnonzero(np.bincount(group[~tested], minlength=1))
+        if not len(present):
+            present = np.array([-1])  # a row of NEVER, for the tested jobs
+        rows = np.zeros(max(present[-1] + 1, 1), dtype=np.int64)
+        rows[present] = np.arange(len(present))
+        row = np.where(tested, 0, rows[group])  # a tested job reads any row: its answer is yes anyway
         ends = np.minimum(plan.now + plan.grid_all(cols.limit[first:end]), NEVER)
         self._window = (first, end, -1, (present, row, tested, cols.nodes[first:end], ends, None))
+        self._plain = cols.plain[first:end]
+        self._begun = cols.begin[first:end] <= self.work.now
         self._answer()
+
+    def pass_over(self, at: int, promised: set[str]) -> tuple[int, int]:
+        """From position ``at`` on, the plain jobs that, by the answers kept, neither start now
+        nor get a promise (none under EASY in a ``promised`` partition): backfill may pass over
+        them in one step.  Returns the position of the first job it must look at, and how many
+        of those passed over it would have counted as tested (those whose begin time is past)."""
+        first, end, _, (present, row, *_) = self._window
+        members = self.columns.members
+        no_promise = np.array([number >= 0 and members[number].partition in promised for number in present])
+        needs_look = ~self._plain | self._now | (self._soon & ~no_promise[row])
+        i = at - first
+        stop = i + int(np.argmax(needs_look[i:])) if needs_look[i:].any() else end - first
+        return first + stop, int(np.count_nonzero(self._begun[i:stop]))
 
     def _answer(self) -> None:
         first, end, releases, (present, row, tested, count, ends, ready) = self._window
         plan, work, nodes = self.plan, self.work, self.work.state.nodes
         if releases != plan.releases_version:
-            # Per group and node: when the request is free there (NEVER on nodes it may not use).
-            ready = np.full((len(present), len(nodes)), NEVER, dtype=np.int64)
-            for i, number in enumerate(present):
-                if number < 0:
-                    continue
-                job = self.columns.members[number]
-                ready[i] = np.where(work.allowed(job, honour_reservations=False),
-                                    plan.ready_times(request_key(job), request(job, nodes)), NEVER)
+            ready = np.stack([self._ready_row(number) for number in present])
             self._window = (first, end, plan.releases_version, (present, row, tested, count, ends, ready))
-        # Now: enough nodes free now, and no promise on them before the job would end.
-        open_until = np.where(ready <= plan.now, plan.promises.free_until(plan.now, len(nodes)), -1)
-        now = (open_until[row] >= ends[:, None]).sum(axis=1) >= count
+        # Now: enough nodes free now, and no promise on them before the job would end.  Each
+        # row's times sorted, and all rows searched at once (row r's times shifted by r << 41).
+        width = len(nodes)
+        open_until = np.where(ready <= plan.now, plan.promises.free_until(plan.now, width) + 1, 0)
+        shifted = np.sort(open_until, axis=1) + (np.arange(len(present))[:, None] << 41)
+        before = np.searchsorted(shifted.ravel(), (row << 41) + ends + 1) - row * width
+        now = width - before >= count
         # A promise: not if the k-th node to be free at a time no promise covers is past the window.
         soonest = np.sort(plan.promises.first_open(ready), axis=1)
         soon = (soonest[row, np.minimum(count, len(nodes)) - 1] <= self.horizon) & (count <= len(nodes))
         self._now, self._soon = now | tested, soon | tested
         self._asked = plan.version
+
+    def _ready_row(self, number: int) -> np.ndarray:
+        """Per node, when group ``number``'s request is free there (NEVER where it may not run)."""
+        plan, nodes = self.plan, self.work.state.nodes
+        if self._ready_version != plan.releases_version:
+            self._ready, self._ready_version = {}, plan.releases_version
+        ready = self._ready.get(number)
+        if ready is None:
+            if number < 0:
+                ready = np.full(len(nodes), NEVER, dtype=np.int64)
+            else:
+                job = self.columns.members[number]
+                ready = np.where(self.work.allowed(job, honour_reservations=False),
+                                 plan.ready_times(request_key(job), request(job, nodes)), NEVER)
+            self._ready[number] = ready
+        return ready
