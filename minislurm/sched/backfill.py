@@ -40,10 +40,10 @@ def run(work: "Pass", order: list[Job], easy: bool = False, promise_all: bool = 
     """Test jobs in ``order``; start or promise.  With ``promise_all=False`` the cycle ends as
     soon as no job at all could start now (no node open now has ``floor``, the least any
     queued job asks of a node, free): the decisions are the same, only the remaining jobs'
-    expected starts are left unknown (the simulator needs no ``squeue --start``).  Then, under
-    ``columns`` (the queue's, in ``order``) lets a cycle pass over the jobs that can neither
-    start nor get a promise without asking the plan about each
-    (:mod:`~minislurm.sched.startnow`); no reason is recorded for them.
+    expected starts are left unknown (the simulator needs no ``squeue --start``): a cycle with
+    no such node at all ends before it begins, and ``columns`` (the queue's, in ``order``) lets
+    a cycle pass over the jobs that can neither start nor get a promise without asking the
+    plan about each (:mod:`~minislurm.sched.startnow`).  No reason is recorded for them.
 
     What makes a cycle cheap on a deep queue: in one cycle a job can only find it harder to
     start now than the jobs before it did (each start and each promise takes room, none gives
@@ -53,6 +53,8 @@ def run(work: "Pass", order: list[Job], easy: bool = False, promise_all: bool = 
     """
     state, now = work.state, work.now
     cfg = state.config.sched
+    if not promise_all and not work.free.open_now(state.nodes.usable, floor).any():
+        return {}, {}
     running = list(state.running.values())
     running += [_Running(work.started[s.job_id], s.alloc, now) for s in work.starts]
     plan = Plan(work.free, running, now, cfg.bf_resolution)

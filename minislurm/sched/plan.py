@@ -156,6 +156,21 @@ class Plan:
         self._ready_cache[key] = ready
         return ready
 
+    def ready_times_many(self, requests: list[tuple]) -> None:
+        """:meth:`ready_times` for many ``(key, req)`` pairs in one array operation; the answers
+        are kept, for :meth:`ready_times` to return."""
+        todo = {key: req for key, req in requests if key not in self._ready_cache}
+        if not todo:
+            return
+        n = len(self.free.cpu)
+        cpu, mem, gpu = (np.array([np.broadcast_to(req[i], n) for req in todo.values()])[:, :, None]
+                         for i in range(3))
+        fits = ((self.free.cpu[:, None] + self.freed_cpus >= cpu)
+                & (self.free.mem[:, None] + self.freed_mem >= mem)
+                & (self.free.gpu[:, None] + self.freed_gpus >= gpu))
+        ready = np.where(fits.any(axis=2), self.release_times[np.arange(n), fits.argmax(axis=2)], NEVER)
+        self._ready_cache.update(zip(todo, ready))
+
     def add_running(self, job: Holding) -> None:
         """A job started in this cycle (its ``start_time`` the plan's now): it holds its
         resources until its limit."""
@@ -275,8 +290,7 @@ class Plan:
         free.  Asked again with nothing changed (no start, no promise), it answers as before."""
         if self._room_checked is not None and self._room_checked[0] == (self.version, floor):
             return self._room_checked[1]
-        cpu, mem, gpu = floor
-        open_ = usable & (self.free.cpu >= max(cpu, 1)) & (self.free.mem >= mem) & (self.free.gpu >= gpu)
+        open_ = self.free.open_now(usable, floor)
         open_[self.promises.held_at(self.now)] = False
         answer = bool(open_.any())
         self._room_checked = ((self.version, floor), answer)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from minislurm.core.job import Dependency
+from minislurm.core.job import Dependency, Job
 from minislurm.core.state import ClusterState
 from minislurm.core.states import Reason
 from minislurm.sched import backfill
@@ -44,9 +44,9 @@ class Reasons(Mapping):
     queue) the reason is derived on request, so a pass does not pay for a long queue.
     """
 
-    def __init__(self, state: ClusterState, now: float, started: set[int]):
+    def __init__(self, state: ClusterState, now: float, queue: list[Job], started: set[int]):
         self._state, self._now = state, now
-        self._pending, self._started = list(state.pending), started  # filtered when asked
+        self._queue, self._started = queue, started  # the pass's queue, filtered when asked
         self.known: dict[int, str] = {}
 
     def __getitem__(self, job_id: int) -> str:
@@ -58,10 +58,10 @@ class Reasons(Mapping):
         return blocked_reason(job, self._state, self._now) or Reason.PRIORITY
 
     def __iter__(self) -> Iterator[int]:
-        return (j for j in self._pending if j not in self._started)
+        return (j.job_id for j in self._queue if j.job_id not in self._started)
 
     def __len__(self) -> int:
-        return len(self._pending) - len(self._started)
+        return len(self._queue) - len(self._started)
 
 
 @dataclass
@@ -125,6 +125,6 @@ def schedule(state: ClusterState, now: float, *, backfill_cycle: bool = True,
                                                  promise_all=promise_all, floor=queue_order.floor,
                                                  columns=queue_order.columns)
 
-    reasons = Reasons(state, now, set(work.started))
+    reasons = Reasons(state, now, order, set(work.started))
     reasons.known = {j: r for j, r in work.reason.items() if j not in work.started}
     return PassResult(now, work.starts, reasons, result_expected, planned, work.settled)

@@ -94,7 +94,12 @@ class StartNow:
         first, end, releases, (present, row, tested, count, ends, ready) = self._window
         plan, work, nodes = self.plan, self.work, self.work.state.nodes
         if releases != plan.releases_version:
-            ready = np.stack([self._ready_row(number) for number in present])
+            if ready is None:  # a new window: every group's row
+                ready = np.stack(self._ready_rows(present))
+            else:  # after a start: only rows with a "yes" left to check ("no" stays no)
+                ready = ready.copy()
+                redo = np.unique(row[self._now | self._soon])
+                ready[redo] = self._ready_rows(present[redo])
             self._window = (first, end, plan.releases_version, (present, row, tested, count, ends, ready))
         # Now: enough nodes free now, and no promise on them before the job would end.  Each
         # row's times sorted, and all rows searched at once (row r's times shifted by r << 41).
@@ -109,18 +114,18 @@ class StartNow:
         self._now, self._soon = now | tested, soon | tested
         self._asked = plan.version
 
-    def _ready_row(self, number: int) -> np.ndarray:
-        """Per node, when group ``number``'s request is free there (NEVER where it may not run)."""
+    def _ready_rows(self, numbers: np.ndarray) -> list[np.ndarray]:
+        """Per group in ``numbers`` and node, when the group's request is free there (NEVER
+        where it may not run)."""
         plan, nodes = self.plan, self.work.state.nodes
         if self._ready_version != plan.releases_version:
             self._ready, self._ready_version = {}, plan.releases_version
-        ready = self._ready.get(number)
-        if ready is None:
-            if number < 0:
-                ready = np.full(len(nodes), NEVER, dtype=np.int64)
-            else:
-                job = self.columns.members[number]
-                ready = np.where(self.work.allowed(job, honour_reservations=False),
-                                 plan.ready_times(request_key(job), request(job, nodes)), NEVER)
-            self._ready[number] = ready
-        return ready
+        todo = [int(n) for n in numbers if n not in self._ready]
+        jobs = {n: self.columns.members[n] for n in todo if n >= 0}
+        plan.ready_times_many([(request_key(job), request(job, nodes)) for job in jobs.values()])
+        for number in todo:
+            job = jobs.get(number)
+            self._ready[number] = np.full(len(nodes), NEVER, dtype=np.int64) if job is None else np.where(
+                self.work.allowed(job, honour_reservations=False),
+                plan.ready_times(request_key(job), request(job, nodes)), NEVER)
+        return [self._ready[int(n)] for n in numbers]

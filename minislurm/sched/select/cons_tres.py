@@ -61,6 +61,12 @@ class FreeResources:
         cpu, mem, gpu = req
         return (self.cpu >= cpu) & (self.mem >= mem) & (self.gpu >= gpu)
 
+    def open_now(self, usable: np.ndarray, floor: tuple[int, int, int]) -> np.ndarray:
+        """The usable nodes with at least ``floor`` (CPUs, memory, GPUs) free, and a CPU: the
+        only nodes where a job asking at least ``floor`` of a node could start now."""
+        cpu, mem, gpu = floor
+        return usable & (self.cpu >= max(cpu, 1)) & (self.mem >= mem) & (self.gpu >= gpu)
+
     def place(self, job: Job, req: Request, candidates: np.ndarray,
               required: np.ndarray | None = None) -> Allocation | None:
         """Choose ``job.num_nodes`` of the candidate nodes and concrete GPUs on each, or None.
