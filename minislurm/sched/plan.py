@@ -163,8 +163,13 @@ class Plan:
         if not todo:
             return
         n = len(self.free.cpu)
-        cpu, mem, gpu = (np.array([np.broadcast_to(req[i], n) for req in todo.values()])[:, :, None]
-                         for i in range(3))
+
+        def column(i: int) -> np.ndarray:  # requests by node (one column when none depends on the node)
+            wanted = [req[i] for req in todo.values()]
+            if not all(np.isscalar(w) for w in wanted):
+                wanted = [np.broadcast_to(w, n) for w in wanted]
+            return np.array(wanted).reshape(len(todo), -1, 1)
+        cpu, mem, gpu = column(0), column(1), column(2)
         fits = ((self.free.cpu[:, None] + self.freed_cpus >= cpu)
                 & (self.free.mem[:, None] + self.freed_mem >= mem)
                 & (self.free.gpu[:, None] + self.freed_gpus >= gpu))

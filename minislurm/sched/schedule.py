@@ -78,12 +78,16 @@ class PassResult:
 def schedule(state: ClusterState, now: float, *, backfill_cycle: bool = True,
              promise_all: bool = True, queue_order: QueueOrder | None = None) -> PassResult:
     """Run one pass at time ``now``.  ``backfill_cycle=False`` runs the main stage only;
-    ``promise_all=False`` lets backfill stop once nothing more could start (see backfill.run);
-    ``queue_order``: the caller's :class:`~minislurm.sched.order.QueueOrder`, kept between passes.
+    ``promise_all=False``: the caller needs only the decisions (the simulator), so a pass
+    where no node has room for any queued job (and no dependency to settle) ends at once, and
+    backfill stops once nothing more could start (see backfill.run); ``queue_order``: the
+    caller's :class:`~minislurm.sched.order.QueueOrder`, kept between passes.
     """
     work = Pass(state, now)
     queue_order = queue_order or QueueOrder()
     order = queue_order(state)
+    if not promise_all and not work.settled and not work.free.open_now(state.nodes.usable, queue_order.floor).any():
+        return PassResult(now, [], Reasons(state, now, order, set()))
     blocked_parts: set[str] = set()
     failed_resv: set[str] = set()
     withheld: np.ndarray | None = None  # -w nodes of jobs that could not start

@@ -143,7 +143,8 @@ class Simulator:
         self._main_due = False
         if self.state.pending:
             self.passes["main"] += 1
-            self._apply(schedule(self.state, self.env.now, backfill_cycle=False, queue_order=self.queue_order))
+            self._apply(schedule(self.state, self.env.now, backfill_cycle=False, promise_all=False,
+                                 queue_order=self.queue_order))
 
     def _backfill_pass(self, _event) -> None:
         self._bf_due = False
