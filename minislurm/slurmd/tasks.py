@@ -156,43 +156,16 @@ async def run_step(agent: "NodeAgent", request: web.Request) -> web.StreamRespon
         return web.json_response({"error": str(exc)}, status=403)
     response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
     await response.prepare(request)
-    lines = _Lines(response)
+
+    async def emit(item: dict) -> None:
+        await response.write((json.dumps(item) + "\n").encode())
+
     try:
-        await run(lines.emit)
-        await lines.write()  # what a cancelled emitter left
+        await run(emit)
         await response.write_eof()
     except ConnectionResetError:
         pass
     return response
-
-
-class _Lines:
-    """The lines of a step's stream to srun, in order, several in one write when several are
-    ready at once: the nodes of one agent (and the agents it passes the step on to) report at
-    the same moments, and a write per line was a tenth of a wide launch's work."""
-
-    def __init__(self, response: web.StreamResponse):
-        self._response = response
-        self._lines: list[str] = []
-        self._writing = False
-
-    async def emit(self, item: dict) -> None:
-        self._lines.append(json.dumps(item) + "\n")
-        await self.write()
-
-    async def write(self) -> None:
-        """Write the lines waiting, unless an emitter is writing already (it writes them too)."""
-        if self._writing:
-            return
-        self._writing = True
-        try:
-            while self._lines:
-                await asyncio.sleep(0)  # let the other emitters add what they have ready
-                data = "".join(self._lines).encode()
-                self._lines.clear()
-                await self._response.write(data)
-        finally:
-            self._writing = False
 
 
 async def _sibling(agent: "NodeAgent", body: dict, emit: Emit) -> None:
@@ -240,11 +213,16 @@ def _tree(agent: "NodeAgent", body: dict) -> Callable[[Emit], Awaitable[None]]:
     elsewhere = [n for n in tree if n not in agent.siblings]
     width = body.get("tree_width")
     width = width if isinstance(width, int) and width > 0 else 50
+    lock = asyncio.Lock()
 
     async def run(emit: Emit) -> None:
+        async def emit_one(item: dict) -> None:
+            async with lock:  # one line at a time from many producers
+                await emit(item)
+
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None, sock_connect=10)) as session:
-            work = [asyncio.create_task(_sibling(a, body, emit)) for a in here]  # emit keeps the lines whole
-            work += [asyncio.create_task(_pass_on(session, addrs.get(span[0]), body, span, emit))
+            work = [asyncio.create_task(_sibling(a, body, emit_one)) for a in here]
+            work += [asyncio.create_task(_pass_on(session, addrs.get(span[0]), body, span, emit_one))
                      for span in tree_spans(elsewhere, width)]
             try:
                 await asyncio.gather(*work)
