@@ -26,9 +26,8 @@ from typing import Protocol
 import numpy as np
 
 from minislurm.core.job import Allocation
+from minislurm.sched.promises import NEVER, Promises
 from minislurm.sched.select.cons_tres import FreeResources, Request
-
-NEVER = (1 << 40) - 1  # "no time": later than any real time, and below 2**40 (see Promises)
 
 
 class Holding(Protocol):
@@ -38,56 +37,6 @@ class Holding(Protocol):
     start_time: float
     time_limit: float
     alloc: Allocation
-
-
-class Promises:
-    """Whole nodes promised for [start, end), sorted by node and then start.
-
-    ``key`` is ``node * 2**40 + start`` (``node << 40 | start``; every time is below 2**40): one
-    sorted integer per promise, so "the promises on node n around time t" is a binary search.
-    Promises on one node never overlap."""
-
-    def __init__(self) -> None:
-        empty = np.zeros(0, dtype=np.int64)
-        self.key = self.node = self.start = self.end = empty
-
-    def __len__(self) -> int:
-        return len(self.key)
-
-    def add(self, nodes: Iterable[int], start: int, end: int) -> None:
-        keys = np.sort(np.fromiter(nodes, dtype=np.int64) << 40 | start)
-        at = np.searchsorted(self.key, keys)
-        self.key = np.insert(self.key, at, keys)
-        self.end = np.insert(self.end, at, min(end, NEVER))
-        self.node, self.start = self.key >> 40, self.key & NEVER
-
-    def free_until(self, now: int, nodes: int) -> np.ndarray:
-        """Per node, when the first promise not yet over at ``now`` begins (NEVER if none)."""
-        until = np.full(nodes, NEVER, dtype=np.int64)
-        live = self.end > now
-        node = self.node[live]
-        first = np.flatnonzero(np.r_[True, node[1:] != node[:-1]]) if len(node) else node
-        until[node[first]] = self.start[live][first]  # sorted by node, then start
-        return until
-
-    def first_open(self, times: np.ndarray) -> np.ndarray:
-        """For ``times[..., n]`` on node n, the first time from then on that no promise on n
-        covers (promises that follow one another without a gap are crossed together)."""
-        if not len(self):
-            return times
-        nodes = np.broadcast_to(np.arange(times.shape[-1]), times.shape)
-        clipped = np.minimum(times, NEVER)
-        # Runs of promises end to end on one node: each promise's run ends where its run's last one does.
-        joined = np.r_[False, (self.node[1:] == self.node[:-1]) & (self.start[1:] == self.end[:-1])]
-        run = np.cumsum(~joined) - 1
-        run_end = np.maximum.reduceat(self.end, np.flatnonzero(~joined))[run]
-        at = np.searchsorted(self.key, nodes << 40 | clipped, side="right") - 1
-        inside = (at >= 0) & (self.node[at] == nodes) & (self.end[at] > clipped)
-        return np.where(inside, run_end[at], times)
-
-    def held_at(self, when: int) -> np.ndarray:
-        """The nodes promised at ``when``."""
-        return self.node[(self.start <= when) & (self.end > when)]
 
 
 class Plan:

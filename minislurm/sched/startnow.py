@@ -44,88 +44,84 @@ class StartNow:
 
     def __init__(self, work: "Pass", plan: Plan, columns: "Columns", horizon: int):
         self.work, self.plan, self.columns, self.horizon = work, plan, columns, horizon
-        self._window: tuple | None = None  # (first, end, plan.releases_version, per-window arrays)
-        self._ready: dict[int, np.ndarray] = {}  # per group, as of _ready_version
+        self._first = self._end = 0  # the window of the queue looked at: [first, end)
+        self._ready_rows_of: dict[int, np.ndarray] = {}  # per group, as of _ready_version
         self._ready_version = -1
-        self._asked = -1  # the plan version answered
-        self._now = self._soon = np.zeros(0, dtype=bool)
 
     def __call__(self, at: int) -> tuple[bool, bool]:
-        window = self._window
-        if window is None or not window[0] <= at < window[1]:
+        if not self._first <= at < self._end:
             self._look_at(at)
-        i = at - self._window[0]
-        if self._asked != self.plan.version and (self._now[i] or self._soon[i]):
+        i = at - self._first
+        if self._answered != self.plan.version and (self._now[i] or self._soon[i]):
             self._answer()
         return bool(self._now[i]), bool(self._soon[i])
-
-    def _look_at(self, first: int) -> None:
-        """Take the window of the queue from ``first`` and answer for it."""
-        cols, plan = self.columns, self.plan
-        end = min(first + WINDOW, len(cols))
-        group = cols.group[first:end]
-        tested = group < 0  # tested one by one
-        present = np.flatnonzero(np.bincount(group[~tested], minlength=1))
-        if not len(present):
-            present = np.array([-1])  # a row of NEVER, for the tested jobs
-        rows = np.zeros(max(present[-1] + 1, 1), dtype=np.int64)
-        rows[present] = np.arange(len(present))
-        row = np.where(tested, 0, rows[group])  # a tested job reads any row: its answer is yes anyway
-        ends = np.minimum(plan.now + plan.grid_all(cols.limit[first:end]), NEVER)
-        self._window = (first, end, -1, (present, row, tested, cols.nodes[first:end], ends, None))
-        self._plain = cols.plain[first:end]
-        self._begun = cols.begin[first:end] <= self.work.now
-        self._answer()
 
     def pass_over(self, at: int, promised: set[str]) -> tuple[int, int]:
         """From position ``at`` on, the plain jobs that, by the answers kept, neither start now
         nor get a promise (none under EASY in a ``promised`` partition): backfill may pass over
         them in one step.  Returns the position of the first job it must look at, and how many
         of those passed over it would have counted as tested (those whose begin time is past)."""
-        first, end, _, (present, row, *_) = self._window
         members = self.columns.members
-        no_promise = np.array([number >= 0 and members[number].partition in promised for number in present])
-        needs_look = ~self._plain | self._now | (self._soon & ~no_promise[row])
-        i = at - first
-        stop = i + int(np.argmax(needs_look[i:])) if needs_look[i:].any() else end - first
-        return first + stop, int(np.count_nonzero(self._begun[i:stop]))
+        no_promise = np.array([g >= 0 and members[g].partition in promised for g in self._groups])
+        needs_look = ~self._plain | self._now | (self._soon & ~no_promise[self._row])
+        i = at - self._first
+        stop = i + int(np.argmax(needs_look[i:])) if needs_look[i:].any() else self._end - self._first
+        return self._first + stop, int(np.count_nonzero(self._begun[i:stop]))
+
+    def _look_at(self, first: int) -> None:
+        """Take the window of the queue from ``first`` and answer for it."""
+        cols, plan = self.columns, self.plan
+        end = min(first + WINDOW, len(cols))
+        group = cols.group[first:end]
+        self._tested = group < 0  # tested one by one
+        groups = np.flatnonzero(np.bincount(group[~self._tested], minlength=1))
+        if not len(groups):
+            groups = np.array([-1])  # a row of NEVER, for the tested jobs
+        rows = np.zeros(max(groups[-1] + 1, 1), dtype=np.int64)
+        rows[groups] = np.arange(len(groups))
+        self._row = np.where(self._tested, 0, rows[group])  # a tested job reads any row: its answer is yes
+        self._first, self._end, self._groups = first, end, groups
+        self._count, self._plain = cols.nodes[first:end], cols.plain[first:end]
+        self._ends = np.minimum(plan.now + plan.grid_all(cols.limit[first:end]), NEVER)
+        self._begun = cols.begin[first:end] <= self.work.now
+        self._ready = np.stack(self._ready_rows(groups))
+        self._ready_of = plan.releases_version
+        self._answer()
 
     def _answer(self) -> None:
-        first, end, releases, (present, row, tested, count, ends, ready) = self._window
-        plan, work, nodes = self.plan, self.work, self.work.state.nodes
-        if releases != plan.releases_version:
-            if ready is None:  # a new window: every group's row
-                ready = np.stack(self._ready_rows(present))
-            else:  # after a start: only rows with a "yes" left to check ("no" stays no)
-                ready = ready.copy()
-                redo = np.unique(row[self._now | self._soon])
-                ready[redo] = self._ready_rows(present[redo])
-            self._window = (first, end, plan.releases_version, (present, row, tested, count, ends, ready))
+        """Both answers for the window, on the plan as it is now."""
+        plan, width, row, count = self.plan, len(self.work.state.nodes), self._row, self._count
+        if self._ready_of != plan.releases_version:  # a start: rows with a "yes" left to check ("no" stays no)
+            redo = np.unique(row[self._now | self._soon])
+            self._ready = self._ready.copy()
+            self._ready[redo] = self._ready_rows(self._groups[redo])
+            self._ready_of = plan.releases_version
+        ready = self._ready
         # Now: enough nodes free now, and no promise on them before the job would end.  Each
         # row's times sorted, and all rows searched at once (row r's times shifted by r << 41).
-        width = len(nodes)
         open_until = np.where(ready <= plan.now, plan.promises.free_until(plan.now, width) + 1, 0)
-        shifted = np.sort(open_until, axis=1) + (np.arange(len(present))[:, None] << 41)
-        before = np.searchsorted(shifted.ravel(), (row << 41) + ends + 1) - row * width
+        shifted = np.sort(open_until, axis=1) + (np.arange(len(ready))[:, None] << 41)
+        before = np.searchsorted(shifted.ravel(), (row << 41) + self._ends + 1) - row * width
         now = width - before >= count
         # A promise: not if the k-th node to be free at a time no promise covers is past the window.
         soonest = np.sort(plan.promises.first_open(ready), axis=1)
-        soon = (soonest[row, np.minimum(count, len(nodes)) - 1] <= self.horizon) & (count <= len(nodes))
-        self._now, self._soon = now | tested, soon | tested
-        self._asked = plan.version
+        soon = (soonest[row, np.minimum(count, width) - 1] <= self.horizon) & (count <= width)
+        self._now, self._soon = now | self._tested, soon | self._tested
+        self._answered = plan.version
 
     def _ready_rows(self, numbers: np.ndarray) -> list[np.ndarray]:
         """Per group in ``numbers`` and node, when the group's request is free there (NEVER
         where it may not run)."""
         plan, nodes = self.plan, self.work.state.nodes
         if self._ready_version != plan.releases_version:
-            self._ready, self._ready_version = {}, plan.releases_version
-        todo = [int(n) for n in numbers if n not in self._ready]
+            self._ready_rows_of, self._ready_version = {}, plan.releases_version
+        kept = self._ready_rows_of
+        todo = [int(n) for n in numbers if n not in kept]
         jobs = {n: self.columns.members[n] for n in todo if n >= 0}
         plan.ready_times_many([(request_key(job), request(job, nodes)) for job in jobs.values()])
         for number in todo:
             job = jobs.get(number)
-            self._ready[number] = np.full(len(nodes), NEVER, dtype=np.int64) if job is None else np.where(
+            kept[number] = np.full(len(nodes), NEVER, dtype=np.int64) if job is None else np.where(
                 self.work.allowed(job, honour_reservations=False),
                 plan.ready_times(request_key(job), request(job, nodes)), NEVER)
-        return [self._ready[int(n)] for n in numbers]
+        return [kept[int(n)] for n in numbers]

@@ -17,7 +17,7 @@ from minislurm.core.state import ClusterState
 from minislurm.core.states import JobState
 from minislurm.sched import startnow
 from minislurm.sched.order import QueueOrder, sort_key
-from minislurm.sched.plan import NEVER, Promises
+from minislurm.sched.promises import NEVER, Promises
 from minislurm.sched.schedule import schedule
 
 job_st = st.tuples(
