@@ -7,9 +7,9 @@
 set -u
 TREE=$1; OUT=$2; shift 2
 mkdir -p "$OUT"
-PY=${PY:-python}
+PY=${PY:-python}  # PYTHONSAFEPATH below: the TREE given is imported, not the current directory
 T=$(dirname "$0")/../data/traces
-run() { name=$1; shift; /usr/bin/time -f "$name %e s wall, %U+%S s CPU" env PYTHONPATH="$TREE" "$PY" -m minislurm.cli.main \
+run() { name=$1; shift; /usr/bin/time -f "$name %e s wall, %U+%S s CPU" env PYTHONSAFEPATH=1 PYTHONPATH="$TREE" "$PY" -m minislurm.cli.main \
           sim --no-progress --no-charts --out "$OUT/$name" --trace $T/rfold_philly_trace.csv --gpus-per-node 8 "$@" >/dev/null; }
 for name in "${@:-philly64-10k-easy philly64-10k-conservative philly160-easy philly160-conservative}"; do
   for one in $name; do

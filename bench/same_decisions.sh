@@ -6,9 +6,9 @@
 # Each line of stderr: the replay's name and its wall time.
 set -u
 TREE=$1; OUT=$2; mkdir -p "$OUT"
-PY=${PY:-python}
+PY=${PY:-python}  # PYTHONSAFEPATH below: the TREE given is imported, not the current directory
 T=$(dirname "$0")/../data/traces
-run() { name=$1; shift; /usr/bin/time -f "$name %e s" env PYTHONPATH="$TREE" "$PY" -m minislurm.cli.main sim \
+run() { name=$1; shift; /usr/bin/time -f "$name %e s" env PYTHONSAFEPATH=1 PYTHONPATH="$TREE" "$PY" -m minislurm.cli.main sim \
           --no-progress --no-charts --out "$OUT/$name" "$@" >/dev/null; }
 for p in conservative easy fifo; do
   run philly320-$p --trace $T/rfold_philly_trace.csv --nodes 320 --gpus-per-node 8 --policy $p
