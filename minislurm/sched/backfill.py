@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from minislurm.sched.order import Columns
     from minislurm.sched.work import Pass
 
+DEEP = 64  # queued jobs beyond which a cycle asks StartNow
+
 
 def run(work: "Pass", order: list[Job], easy: bool = False, promise_all: bool = True,
         floor: tuple[int, int, int] = (0, 0, 0),
@@ -64,7 +66,8 @@ def run(work: "Pass", order: list[Job], easy: bool = False, promise_all: bool = 
     planned: dict[int, tuple[int, ...]] = {}
     promised_parts: set[str] = set()
     cannot_start = _Failures()
-    start_now = StartNow(work, plan, columns, horizon) if not promise_all and columns is not None else None
+    deep = columns is not None and len(order) - len(work.started) > DEEP  # a short queue is cheaper one by one
+    start_now = StartNow(work, plan, columns, horizon) if not promise_all and deep else None
     tested = at = 0
     while at < len(order):
         job = order[at]

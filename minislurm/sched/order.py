@@ -94,21 +94,27 @@ class Columns:
     nodes; -1 for a ``-w`` job or one in a reservation, which are always tested one by one),
     its begin time, and whether it is *plain*: it waits for nothing but its begin time and
     resources (no hold, dependency, array throttle, ``-w`` or reservation, and its partition
-    takes it).  :class:`~minislurm.sched.startnow.StartNow` asks the whole queue at once with
-    them.  A change to a queued job or a partition re-sorts the queue (``reprioritized``),
-    which builds them again."""
+    takes it).  :class:`~minislurm.sched.startnow.StartNow` asks a window of the queue at once
+    with them.  Kept as lists, which take a job in or out for far less than arrays would; a
+    change to a queued job or a partition re-sorts the queue (``reprioritized``), which
+    builds them again."""
+
+    NAMES = ("nodes", "limit", "group", "begin", "plain")
 
     def __init__(self, jobs: list[Job], state: ClusterState | None):
         self.groups: dict[tuple, int] = {}
         self.members: list[Job] = []  # one job of each group, by group number
-        self.nodes = np.array([j.num_nodes for j in jobs], dtype=np.int64)
-        self.limit = np.array([j.time_limit for j in jobs], dtype=np.float64)
-        self.group = np.array([self._group(j) for j in jobs], dtype=np.int64)
-        self.begin = np.array([j.begin_time for j in jobs], dtype=np.float64)
-        self.plain = np.array([_plain(j, state) for j in jobs], dtype=bool)
+        self._lists: list[list] = [[] for _ in self.NAMES]
+        for at, job in enumerate(jobs):
+            self.insert(at, job, state)
 
     def __len__(self) -> int:
-        return len(self.group)
+        return len(self._lists[0])
+
+    def window(self, first: int, end: int) -> dict[str, np.ndarray]:
+        """The columns of the jobs at positions [first, end), as arrays by name."""
+        return {name: np.array(values[first:end], dtype=bool if name == "plain" else None)
+                for name, values in zip(self.NAMES, self._lists)}
 
     def _group(self, job: Job) -> int:
         if job.req_nodes or job.reservation is not None:
@@ -121,15 +127,13 @@ class Columns:
         return number
 
     def insert(self, at: int, job: Job, state: ClusterState) -> None:
-        self.nodes = np.insert(self.nodes, at, job.num_nodes)
-        self.limit = np.insert(self.limit, at, job.time_limit)
-        self.group = np.insert(self.group, at, self._group(job))
-        self.begin = np.insert(self.begin, at, job.begin_time)
-        self.plain = np.insert(self.plain, at, _plain(job, state))
+        values = (job.num_nodes, float(job.time_limit), self._group(job), float(job.begin_time), _plain(job, state))
+        for column, value in zip(self._lists, values):
+            column.insert(at, value)
 
     def delete(self, at: int) -> None:
-        for name in ("nodes", "limit", "group", "begin", "plain"):
-            setattr(self, name, np.delete(getattr(self, name), at))
+        for column in self._lists:
+            del column[at]
 
 
 def _plain(job: Job, state: ClusterState) -> bool:

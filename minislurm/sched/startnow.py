@@ -70,9 +70,10 @@ class StartNow:
 
     def _look_at(self, first: int) -> None:
         """Take the window of the queue from ``first`` and answer for it."""
-        cols, plan = self.columns, self.plan
-        end = min(first + WINDOW, len(cols))
-        group = cols.group[first:end]
+        plan = self.plan
+        end = min(first + WINDOW, len(self.columns))
+        cols = self.columns.window(first, end)
+        group = cols["group"]
         self._tested = group < 0  # tested one by one
         groups = np.flatnonzero(np.bincount(group[~self._tested], minlength=1))
         if not len(groups):
@@ -81,9 +82,9 @@ class StartNow:
         rows[groups] = np.arange(len(groups))
         self._row = np.where(self._tested, 0, rows[group])  # a tested job reads any row: its answer is yes
         self._first, self._end, self._groups = first, end, groups
-        self._count, self._plain = cols.nodes[first:end], cols.plain[first:end]
-        self._ends = np.minimum(plan.now + plan.grid_all(cols.limit[first:end]), NEVER)
-        self._begun = cols.begin[first:end] <= self.work.now
+        self._count, self._plain = cols["nodes"], cols["plain"]
+        self._ends = np.minimum(plan.now + plan.grid_all(cols["limit"]), NEVER)
+        self._begun = cols["begin"] <= self.work.now
         self._ready = np.stack(self._ready_rows(groups))
         self._ready_of = plan.releases_version
         self._answer()
