@@ -140,7 +140,7 @@ def test_first_open_and_free_until_match_brute_force(seed):
 
 
 def test_the_kept_queue_follows_arrivals_and_departures_through_the_journal():
-    """A long life of submissions, starts, cancels and a requeue: the kept order and its
+    """A long life of submissions, cancels and requeues: the kept order and its
     columns always equal those of a queue sorted from scratch."""
     rng = random.Random(7)
     state = ClusterState(simple_cluster(4, cpus=8, mem=1000, gpus=4))
