@@ -124,7 +124,7 @@ def up(args) -> int:
         cluster = LocalCluster(shape["nodes"], shape["gpus_per_node"], shape["cpus_per_node"], shape["mem"],
                                dir=folder, conf=args.conf, netns=args.netns, outlive=True,
                                nodes_per_agent=args.nodes_per_agent)
-    except (ValueError, OSError) as exc:  # nothing started, nothing written
+    except (ValueError, OSError, MemoryError) as exc:  # nothing started, nothing written
         print(f"minislurm cluster: error: {exc}", file=sys.stderr)
         return 1
     try:

@@ -41,6 +41,8 @@ class DockerCluster(Cluster):
                  *, dir: str | Path | None = None, gpu: bool = False, image: str = compose.IMAGE,
                  user: str = "student", uid: int = 1000, jupyter_port: int | None = None,
                  policy: str = "conservative", build: bool = True, gpus_from: str = "config", **settings):
+        if nodes < 1:
+            raise ValueError(f"--nodes must be at least 1, not {nodes}")
         self.dir = Path(dir).absolute() if dir else DEFAULT_DIR
         self.project = project_name(self.dir)
         self.gpu, self.build, self.user, self.uid = gpu, build, user, uid

@@ -45,7 +45,12 @@ class LocalCluster(Cluster):
         self._daemon_flags = [] if outlive else ["--exit-with-parent"]
         if conf:
             self.config = load(conf)
-        else:
+        else:  # a cluster that would not fit is refused before its configuration is built
+            if nodes < 1:
+                raise ValueError(f"--nodes must be at least 1, not {nodes}")
+            problem = vnodes.check_memory(nodes, nodes_per_agent or vnodes.default_per_agent(nodes))
+            if problem:
+                raise MemoryError(problem)
             self.config = lab_config(nodes, gpus_per_node, cpus_per_node, mem, policy=policy)
         apply_settings(self.config, settings)  # e.g. slurmd_timeout=3, kill_wait=1
         names = [n.name for n in self.config.nodes]

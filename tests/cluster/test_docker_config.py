@@ -70,6 +70,13 @@ def test_gpu_override_gives_each_node_its_own_devices():
     assert seen == [["0", "1"], ["2", "3"], ["4", "5"]]
 
 
+@pytest.mark.parametrize("nodes", [0, -2])
+def test_a_cluster_of_no_nodes_is_refused_before_anything_is_written(tmp_path, nodes):
+    with pytest.raises(ValueError, match=f"--nodes must be at least 1, not {nodes}"):
+        DockerCluster(nodes, dir=tmp_path / "c")
+    assert not (tmp_path / "c").exists()
+
+
 def test_project_names_differ_per_folder_and_never_look_like_the_twin(tmp_path):
     a, b = project_name(tmp_path / "a"), project_name(tmp_path / "b")
     assert a != b and a.startswith("msd-") and b.startswith("msd-")

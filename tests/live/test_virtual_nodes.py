@@ -86,6 +86,9 @@ def test_drain_one_virtual_node(live):
     (["--nodes", "4", "--nodes-per-agent", "0"], "--nodes-per-agent must be between 1 and the node count (4), not 0"),
     (["--nodes", "4", "--nodes-per-agent", "5"], "--nodes-per-agent must be between 1 and the node count (4), not 5"),
     (["--nodes", "300000", "--nodes-per-agent", "300000"], "needs about"),
+    (["--nodes", "100000000"], "a cluster of 100000000 nodes in 8 agent processes needs about"),
+    (["--nodes=0"], "--nodes must be at least 1, not 0"),
+    (["--nodes=-3"], "--nodes must be at least 1, not -3"),
 ])
 def test_bad_cluster_shapes_start_nothing(tmp_path, flags, message):
     folder = tmp_path / "c"
