@@ -94,16 +94,10 @@ class Plan:
         """For each node, the first time running jobs leave room for ``req`` (NEVER if never);
         ``key`` names the request (equal keys, equal requests) for reuse within the cycle."""
         hit = self._ready_cache.get(key)
-        if hit is not None:
-            return hit
-        cpu, mem, gpu = (np.asarray(x)[..., None] if isinstance(x, np.ndarray) else x for x in req)
-        fits = ((self.free.cpu[:, None] + self.freed_cpus >= cpu)
-                & (self.free.mem[:, None] + self.freed_mem >= mem)
-                & (self.free.gpu[:, None] + self.freed_gpus >= gpu))
-        first = fits.argmax(axis=1)
-        ready = np.where(fits.any(axis=1), self.release_times[np.arange(len(first)), first], NEVER)
-        self._ready_cache[key] = ready
-        return ready
+        if hit is None:
+            self.ready_times_many([(key, req)])
+            hit = self._ready_cache[key]
+        return hit
 
     def ready_times_many(self, requests: list[tuple]) -> None:
         """:meth:`ready_times` for many ``(key, req)`` pairs in one array operation; the answers

@@ -41,7 +41,7 @@ class Promises:
         until[node[first]] = self.start[live][first]  # sorted by node, then start
         return until
 
-    def first_open(self, times: np.ndarray) -> np.ndarray:
+    def first_unpromised(self, times: np.ndarray) -> np.ndarray:
         """For ``times[..., n]`` on node n, the first time from then on that no promise on n
         covers (promises that follow one another without a gap are crossed together)."""
         if not len(self):

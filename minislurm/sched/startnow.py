@@ -105,7 +105,7 @@ class StartNow:
         before = np.searchsorted(shifted.ravel(), (row << 41) + self._ends + 1) - row * width
         now = width - before >= count
         # A promise: not if the k-th node to be free at a time no promise covers is past the window.
-        soonest = np.sort(plan.promises.first_open(ready), axis=1)
+        soonest = np.sort(plan.promises.first_unpromised(ready), axis=1)
         soon = (soonest[row, np.minimum(count, width) - 1] <= self.horizon) & (count <= width)
         self._now, self._soon = now | self._tested, soon | self._tested
         self._answered = plan.version

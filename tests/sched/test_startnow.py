@@ -113,7 +113,7 @@ def test_a_promise_at_the_edge_of_bf_window_still_holds_back_a_later_job(policy,
     assert starts[0] == starts[1] == ([] if limit_min <= 20 else [small.job_id])
 
 
-def brute_first_open(promises: list[tuple[int, int, int]], node: int, t: int) -> int:
+def brute_first_unpromised(promises: list[tuple[int, int, int]], node: int, t: int) -> int:
     """The first time from ``t`` on that no promise on ``node`` covers, one step at a time."""
     while any(n == node and s <= t < e for n, s, e in promises):
         t = next(e for n, s, e in promises if n == node and s <= t < e)
@@ -121,7 +121,7 @@ def brute_first_open(promises: list[tuple[int, int, int]], node: int, t: int) ->
 
 
 @pytest.mark.parametrize("seed", range(30))
-def test_first_open_and_free_until_match_brute_force(seed):
+def test_first_unpromised_and_free_until_match_brute_force(seed):
     rng = random.Random(seed)
     nodes, p, made = 5, Promises(), []
     for _ in range(rng.randint(0, 12)):
@@ -131,8 +131,8 @@ def test_first_open_and_free_until_match_brute_force(seed):
             p.add([node], start, end)
             made.append((node, start, end))
     times = np.array([[rng.choice([0, 5, 10, 25, 40, 60, NEVER]) for _ in range(nodes)] for _ in range(3)])
-    got = p.first_open(times)
-    want = [[t if t >= NEVER else brute_first_open(made, n, t) for n, t in enumerate(row)] for row in times]
+    got = p.first_unpromised(times)
+    want = [[t if t >= NEVER else brute_first_unpromised(made, n, t) for n, t in enumerate(row)] for row in times]
     assert got.tolist() == want
     for now in (0, 15, 35, 80):
         until = [min([s for n, s, e in made if n == node and e > now], default=NEVER) for node in range(nodes)]
