@@ -6,12 +6,11 @@ Skipped unless a Docker engine answers and the image exists."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 
 import pytest
 
-from gradekit import LABS, minislurm, worked_answers, write_submission
+from gradekit import LABS, minislurm, processes, worked_answers, write_submission
 from minislurm.grade.sandbox import docker_ready
 from test_assign import POINTS
 from test_run import LAB, RIGHT, read_csv, write_examples
@@ -53,15 +52,9 @@ def grade(*args: str) -> subprocess.CompletedProcess:
 
 def docker_clients() -> list[str]:
     """``docker run`` commands of grading containers still running here."""
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
-        except OSError:
-            continue
-        if cmd[:2] == [b"docker", b"run"] and any(a.startswith(b"minislurm-grade-") for a in cmd):
-            found.append(b" ".join(cmd).decode(errors="replace"))
-    return found
+    def grading(_pid: str, argv: list[bytes]) -> bool:
+        return argv[:2] == [b"docker", b"run"] and any(a.startswith(b"minislurm-grade-") for a in argv)
+    return [b" ".join(argv).decode(errors="replace") for argv in processes(grading)]
 
 
 def containers() -> list[str]:

@@ -7,11 +7,10 @@ exact."""
 from __future__ import annotations
 
 import csv
-import os
 import time
 from pathlib import Path
 
-from gradekit import minislurm, worked_answers, write_submission
+from gradekit import minislurm, processes, worked_answers, write_submission
 
 LAB = "05-priority"
 RIGHT = worked_answers(LAB)
@@ -50,18 +49,13 @@ def grade_processes(tmpdir: Path, wait: float = 5.0) -> list[str]:
     whatever they started inherit it; other tests may be grading at the same time), after a
     moment for killed ones to go."""
     mark = f"TMPDIR={tmpdir}".encode()
+
+    def graded(pid: str, argv: list[bytes]) -> bool:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            return any(v.startswith(mark) for v in f.read().split(b"\0"))
     deadline = time.monotonic() + wait
     while True:
-        found = []
-        for pid in filter(str.isdigit, os.listdir("/proc")):
-            try:
-                with open(f"/proc/{pid}/environ", "rb") as f:
-                    if not any(v.startswith(mark) for v in f.read().split(b"\0")):
-                        continue
-                cmd = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
-            except OSError:
-                continue
-            found.append(cmd)
+        found = [b" ".join(argv).decode(errors="replace") for argv in processes(graded)]
         if not found or time.monotonic() > deadline:
             return found
         time.sleep(0.2)
