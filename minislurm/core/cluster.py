@@ -88,6 +88,7 @@ class ClusterConfig:
     return_to_service: int = 0
     job_requeue: bool = True
     kill_wait: float = 30.0
+    first_job_id: int = 1  # FirstJobId: the id of the cluster's first job
     inactive_limit: float = 0.0  # seconds an srun's allocation may go unheard of; 0: no limit
     def_mem_per_cpu: int | None = None
     def_mem_per_node: int | None = None

@@ -72,6 +72,7 @@ _TOP = {  # lowercased key -> (sub-record or "", attribute, converter)
     "returntoservice": ("", "return_to_service", lambda v: int(_one_of("0", "1", "2")(v))),
     "jobrequeue": ("", "job_requeue", lambda v: _one_of("0", "1")(v) == "1"),
     "killwait": ("", "kill_wait", lambda v: float(_int(v))),
+    "firstjobid": ("", "first_job_id", lambda v: _int(v, 1)),
     "inactivelimit": ("", "inactive_limit", lambda v: float(_int(v))),
     "defmempercpu": ("", "def_mem_per_cpu", _int),
     "defmempernode": ("", "def_mem_per_node", _int),

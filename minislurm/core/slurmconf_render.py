@@ -126,6 +126,8 @@ def render_slurm_conf(cfg: ClusterConfig) -> str:
               f"JobRequeue={int(cfg.job_requeue)}", f"KillWait={_num(cfg.kill_wait)}",
               f"InactiveLimit={_num(cfg.inactive_limit)}",
               f"StateSaveLocation={cfg.state_save_location}"]
+    if cfg.first_job_id != 1:
+        lines.append(f"FirstJobId={cfg.first_job_id}")
     if cfg.def_mem_per_cpu is not None:
         lines.append(f"DefMemPerCPU={cfg.def_mem_per_cpu}")
     if cfg.def_mem_per_node is not None:

@@ -21,7 +21,7 @@ from minislurm.core.states import DependencyOutcome, JobState, Reason
 
 
 class ClusterState:
-    def __init__(self, config: ClusterConfig, first_job_id: int = 1):
+    def __init__(self, config: ClusterConfig):
         self.config = config
         self.nodes = NodeTable(config.nodes)
         self.partitions: dict[str, PartitionConfig] = {p.name: p for p in config.partitions}
@@ -31,7 +31,7 @@ class ClusterState:
         self.reservations: dict[str, AdvanceReservation] = {}
         self.array_tasks: dict[int, list[int]] = defaultdict(list)
         self.array_running: dict[int, int] = defaultdict(int)
-        self.next_job_id = first_job_id
+        self.next_job_id = config.first_job_id
         self.version = 0  # bumped on every change the scheduler could care about
         self.order_epoch = 0  # bumped when the queue order may change (see reprioritized)
         # The ids of jobs that joined or left the queue, oldest first, for a reader that keeps

@@ -21,7 +21,7 @@ log = logging.getLogger("minislurm.ctld")
 def recover(ctl: "Controller") -> None:
     """Reload jobs, nodes and reservations saved by an earlier controller."""
     st = ctl.state
-    st.next_job_id = int(ctl.store.meta("next_job_id", "1"))
+    st.next_job_id = int(ctl.store.meta("next_job_id", str(st.config.first_job_id)))
     for name, part in st.partitions.items():  # scontrol update PartitionName=... MaxTime=
         saved = ctl.store.meta(f"partition_max_time:{name}")
         if saved is not None:

@@ -321,6 +321,7 @@ def test_other_warnings():
     ("PriorityFavorSmall=1", "slurm.conf line 1: PriorityFavorSmall=1: expected YES or NO"),
     ("ReturnToService=3", "slurm.conf line 1: ReturnToService=3: expected one of 0, 1, 2"),
     ("JobRequeue=yes", "slurm.conf line 1: JobRequeue=yes: expected 0 or 1"),
+    ("FirstJobId=0", "slurm.conf line 1: FirstJobId=0: expected a whole number >= 1"),
     ("#minislurm: BackfillPolicy=greedy",
      "slurm.conf line 1: BackfillPolicy=greedy: expected one of easy, conservative, fifo"),
     ("#minislurm: Backfill=easy",
@@ -483,7 +484,7 @@ def clusters(draw) -> ClusterConfig:
         cluster_name=draw(NAMES), nodes=nodes, partitions=parts, gres_types=gres_types,
         sched=sched, priority=prio, slurmd_timeout=float(draw(st.integers(0, 600))),
         return_to_service=draw(st.integers(0, 2)), job_requeue=draw(st.booleans()),
-        kill_wait=float(draw(st.integers(0, 300))),
+        kill_wait=float(draw(st.integers(0, 300))), first_job_id=draw(st.integers(1, 10**6)),
         def_mem_per_cpu=draw(st.integers(1, 10**6)) if mem == "cpu" else None,
         def_mem_per_node=draw(st.integers(1, 10**6)) if mem == "node" else None,
         state_save_location=draw(st.sampled_from(["/var/spool/slurmctld", "/srv/state"])))

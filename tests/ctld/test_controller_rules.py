@@ -125,3 +125,14 @@ def test_a_restarted_controller_recovers_queue_running_jobs_and_ids(tmp_path):
 
     before, after, next_id, restarts = run(test, tmp_path)
     assert after == before and next_id == 3 and restarts == 0  # adopted, not requeued
+
+
+def test_first_job_id_starts_the_ids_and_a_restart_goes_on_from_the_last(tmp_path):
+    async def test(h):
+        first = [await h.submit(seconds=1) for _ in range(2)]
+        await h.stop()
+        await h.start()  # the saved next id wins over FirstJobId
+        return first, await h.submit(seconds=1)
+
+    first, after_restart = run(test, tmp_path, first_job_id=5001)
+    assert first == [5001, 5002] and after_restart == 5003

@@ -13,7 +13,11 @@ import pytest
 torch = pytest.importorskip("torch")
 
 pytestmark = pytest.mark.live
-CLUSTER = {"nodes": 2, "gpus_per_node": 8, "cpus_per_node": 16}
+# DDP's rendezvous port follows the job id (distenv.port_for) and every local cluster's nodes
+# share this machine's ports, so a module that trains beside tests/live/test_training.py (xdist
+# runs them at once) numbers its jobs from elsewhere (FirstJobId): job 2 of both once took the
+# same port, and this module's ranks waited on the other job's store until the test timed out.
+CLUSTER = {"nodes": 2, "gpus_per_node": 8, "cpus_per_node": 16, "first_job_id": 5001}
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ddp"
 TRAIN = ["--steps", "40", "--ckpt-every", "20"]
 
