@@ -29,31 +29,39 @@ def _ranges(ids: list[int]) -> str:
 
 
 class Relay:
-    """Prints task output as it arrives, one thread per span of nodes feeding one queue."""
+    """Prints task output as it arrives, a whole line at a time, as srun does: two tasks'
+    lines never mix mid-line, and ``-l`` puts the task number before each.  Only ``-u``
+    (unbuffered) or a terminal (``--pty``) passes the bytes on as they come, prompts too."""
 
-    def __init__(self, label: bool):
+    def __init__(self, label: bool, whole_lines: bool = True):
         self.label = label
+        self.whole_lines = whole_lines or label
         self.partial: dict[tuple[int, str], str] = {}
         self.events: queue.Queue = queue.Queue()
 
     def write(self, task: int, kind: str, text: str) -> None:
         out = sys.stdout if kind == "o" else sys.stderr
-        if not self.label:
-            out.write(text)
-            out.flush()
-            return
-        buf = self.partial.get((task, kind), "") + text
-        *lines, rest = buf.split("\n")
-        for line in lines:
-            out.write(f"{task}: {line}\n")
-        self.partial[(task, kind)] = rest
+        if self.whole_lines:
+            *lines, text = (self.partial.pop((task, kind), "") + text).split("\n")
+            if text:
+                self.partial[(task, kind)] = text
+            prefix = f"{task}: " if self.label else ""
+            text = "".join(f"{prefix}{line}\n" for line in lines)
+        out.write(text)
         out.flush()
 
-    def flush(self) -> None:
-        for (task, kind), rest in self.partial.items():
+    def end(self, task: int) -> None:
+        """The task has exited: its last line, even without a newline."""
+        for kind in "oe":
+            rest = self.partial.pop((task, kind), "")
             if rest:
-                (sys.stdout if kind == "o" else sys.stderr).write(f"{task}: {rest}\n")
-        sys.stdout.flush()
+                out = sys.stdout if kind == "o" else sys.stderr
+                out.write(f"{task}: {rest}\n" if self.label else rest)
+                out.flush()
+
+    def flush(self) -> None:
+        for task, _ in list(self.partial):
+            self.end(task)
 
 
 def _launch_span(nodes: list[str], addr: str, body: dict, events: queue.Queue) -> None:
@@ -185,14 +193,14 @@ def own_address() -> str:
         return "127.0.0.1"
 
 
-def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool,
+def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool, unbuffered: bool = False,
              gpus_per_task: int | None, quit_on_intr: bool = False, usage: dict | None = None,
              stdin: Input = NOTHING, pty: tuple[int, int] | None = None) -> int:
     """Start the step's tasks on all its nodes and relay until they end; returns srun's exit code.
     ``usage`` gets what the tasks used, as the nodes report it: CPU added up, the largest memory.
     ``stdin`` is what srun forwards, and to which tasks (see :mod:`.stepinput`); ``pty`` (rows,
     columns) runs task 0 on a pseudo-terminal of that size."""
-    relay = Relay(label)
+    relay = Relay(label, whole_lines=not unbuffered and pty is None)
     # Who runs it, which tasks and which GPUs: the agents take these from the credential alone.
     body = {"credential": step["credential"], "job": step["job"], "argv": argv, "environment": env, "cwd": cwd,
             "gpus_per_task": gpus_per_task, "launcher": [own_address(), 0], "input": stdin.takes,
@@ -224,6 +232,7 @@ def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool,
                     task_node.update({t: node for t in msg["started"]})
                 elif "exit" in msg:
                     exits[msg["t"]] = (msg["exit"], msg["sig"])
+                    relay.end(msg["t"])
                 elif "usage" in msg:
                     if usage is not None:
                         u = msg["usage"]

@@ -82,7 +82,8 @@ def main(argv: list[str]) -> int:
     if own_allocation:
         threading.Thread(target=keep_alive, args=(own_allocation,), daemon=True).start()
     used: dict = {}
-    code = run_step(step, rest, env, cwd, label="label" in spec.extra, gpus_per_task=gpt,
+    code = run_step(step, rest, env, cwd, label="label" in spec.extra,
+                    unbuffered="unbuffered" in spec.extra, gpus_per_task=gpt,
                     quit_on_intr="quit-on-interrupt" in spec.extra, usage=used, stdin=stdin, pty=pty)
     call_until_heard(client, f"/jobs/{job_id}/steps/{step['step_id']}/complete",
                       {"exit_code": min(code, 255) if code < 128 else 0, "signal": code - 128 if code > 128 else 0,

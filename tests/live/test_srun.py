@@ -3,7 +3,9 @@ allocation, signals, and steps that ask for too much (reference sections 2.1 and
 
 from __future__ import annotations
 
+import os
 import re
+import select
 import signal
 import subprocess
 import time
@@ -79,6 +81,43 @@ def test_labels_and_block_layout(live):
     for t in range(4):  # each task's lines stay in order
         mine = [line for line in lines if line.startswith(f"{t}: ")]
         assert mine[1] == f"{t}: second"
+
+
+# Task 0 starts a line and ends it only after task 1 has written a whole line of its own.
+HALF_LINES = """rm -f started-$SLURM_STEP_ID wrote-$SLURM_STEP_ID
+if [ "$SLURM_PROCID" = 0 ]; then
+  printf "a0-"; touch started-$SLURM_STEP_ID
+  until [ -e wrote-$SLURM_STEP_ID ]; do sleep 0.05; done; echo end; printf tail0
+else
+  until [ -e started-$SLURM_STEP_ID ]; do sleep 0.05; done; sleep 0.3
+  echo "b1 whole"; touch wrote-$SLURM_STEP_ID
+fi
+"""
+
+
+def test_task_output_arrives_a_whole_line_at_a_time(live):
+    """As Slurm 22.05.8's srun does (checked on docker/slurm): another task's line never lands
+    in the middle of one; a last line without a newline is printed as it is (``-l`` ends it)."""
+    (live.work / "half-lines.sh").write_text(HALF_LINES)
+    r = live.run("srun", "-N2", "-n2", "bash", "half-lines.sh")
+    assert r.returncode == 0, r.stderr
+    assert sorted(r.stdout.split("\n")) == ["a0-end", "b1 whole", "tail0"]
+    r = live.run("srun", "-N2", "-n2", "-l", "bash", "half-lines.sh")
+    assert sorted(r.stdout.splitlines(keepends=True)) == ["0: a0-end\n", "0: tail0\n", "1: b1 whole\n"]
+
+
+def test_unbuffered_passes_a_prompt_on_before_its_newline(live):
+    """``srun -u``: bytes as they come, so a prompt shows while the task waits for an answer."""
+    proc = subprocess.Popen([str(live.c.dir / "bin" / "srun"), "-u", "-n1", "bash", "-c",
+                             "printf 'name? '; until [ -e answered ]; do sleep 0.05; done; echo ok"],
+                            env=live.c.env(), cwd=live.work, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:  # the prompt comes before the task has written a newline
+        assert select.select([proc.stdout], [], [], 20)[0], "no prompt within 20 s"
+        assert os.read(proc.stdout.fileno(), 100) == b"name? "
+    finally:
+        (live.work / "answered").touch()
+    out, err = proc.communicate(timeout=30)
+    assert (proc.returncode, out) == (0, b"ok\n"), err
 
 
 def test_exit_code_is_the_largest_task_exit_code(live):
