@@ -65,7 +65,8 @@ def run(work: "Pass", order: list[Job], easy: bool = False, promise_all: bool = 
     expected: dict[int, float] = {}
     planned: dict[int, tuple[int, ...]] = {}
     promised_parts: set[str] = set()
-    cannot_start = _Failures()
+    cannot_start = _Failures()  # could not start now (EASY skips their like once promised)
+    cannot_promise = _Failures()  # could neither start nor get a promise (no start within the window)
     deep = columns is not None and len(order) - len(work.started) > DEEP  # a short queue is cheaper one by one
     start_now = StartNow(work, plan, columns, horizon) if not promise_all and deep else None
     tested = at = 0
@@ -100,20 +101,26 @@ def run(work: "Pass", order: list[Job], easy: bool = False, promise_all: bool = 
         required = required_nodes(job, state)
         allowed = work.allowed(job, honour_reservations=False)
         duration = plan.grid(job.time_limit) if job.time_limit != float("inf") else NEVER
-        shape = _Shape(job, allowed) if easy and required is None else None  # only EASY skips
+        shape = _Shape(job, allowed) if required is None else None
         if easy and job.partition in promised_parts and cannot_start.covers(shape, job.num_nodes, duration):
             work.reason.setdefault(job.job_id, Reason.PRIORITY)  # no start now, and no promise under EASY
             if not promise_all and not plan.room_now(state.nodes.usable, floor):
                 break
             continue
-        req = request(job, state.nodes)
-        ready = plan.ready_times(request_key(job), req).copy()
-        ready[~allowed] = NEVER
-        if easy and job.partition in promised_parts and required is None:  # now or never: no promise
-            nodes = plan.start_now(ready, job.num_nodes, duration)
-            found = None if nodes is None else (plan.now, nodes)
+        now_or_never = easy and job.partition in promised_parts and required is None  # no promise
+        if not now_or_never and cannot_promise.covers(shape, job.num_nodes, duration):
+            found = None  # a job like it, as small and as short, found no start within the window
         else:
-            found = plan.earliest_start(ready, job.num_nodes, duration, required)
+            req = request(job, state.nodes)
+            ready = plan.ready_times(request_key(job), req).copy()
+            ready[~allowed] = NEVER
+            if now_or_never:
+                nodes = plan.start_now(ready, job.num_nodes, duration)
+                found = None if nodes is None else (plan.now, nodes)
+            else:
+                found = plan.earliest_start(ready, job.num_nodes, duration, required)
+                if found is None or found[0] > horizon:
+                    cannot_promise.add(shape, job.num_nodes, duration)
         if found is not None and found[0] <= plan.now and _fits_reservation(work, job, now):
             chosen = np.zeros(len(ready), dtype=bool)
             chosen[found[1]] = True
@@ -122,7 +129,7 @@ def run(work: "Pass", order: list[Job], easy: bool = False, promise_all: bool = 
                 work.start(job, alloc, backfilled=True)
                 plan.add_running(_Running(job, alloc, plan.now))
                 continue
-        if found is None or found[0] > plan.now:  # the plan says no (not a placement's refusal)
+        if easy and (found is None or found[0] > plan.now):  # the plan says no (not a placement's refusal)
             cannot_start.add(shape, job.num_nodes, duration)
         if work.reason.get(job.job_id, Reason.PRIORITY) == Reason.PRIORITY and work.reserved_for_other(job, required):
             work.reason[job.job_id] = Reason.RESERVED_FOR_OTHER

@@ -1,5 +1,6 @@
-"""The simulator's shortcut through deep queues (sched/startnow.py, the queue's columns and
-journal in sched/order.py): it must decide exactly what the full cycle decides."""
+"""The shortcuts through deep queues (sched/startnow.py, the queue's columns and journal in
+sched/order.py, and backfill's memory of jobs that found no start): they must decide exactly
+what the full cycle decides."""
 
 from __future__ import annotations
 
@@ -53,7 +54,18 @@ def make_jobs(n_nodes: int, jobs, policy: str, window_min: int) -> tuple[Cluster
 
 
 def replay(state: ClusterState, future: list[Job], runtimes: dict, shortcut: bool):
-    """Passes every 30 s while anything changes; the starts of each, as the simulator applies them."""
+    """Passes every 30 s while anything changes; the starts of each, as the simulator applies them.
+    Without the shortcuts every job is searched for in the plan (no job "like one that failed")."""
+    covers = backfill._Failures.covers
+    if not shortcut:
+        backfill._Failures.covers = lambda *_: False
+    try:
+        return _passes(state, future, runtimes, shortcut)
+    finally:
+        backfill._Failures.covers = covers
+
+
+def _passes(state: ClusterState, future: list[Job], runtimes: dict, shortcut: bool):
     order = QueueOrder() if shortcut else None
     ends: list[tuple[float, int]] = []
     future = sorted(future, key=lambda j: j.submit_time)
@@ -111,6 +123,26 @@ def test_a_promise_at_the_edge_of_bf_window_still_holds_back_a_later_job(policy,
         result = schedule(state, 0.0, promise_all=not shortcut, queue_order=QueueOrder() if shortcut else None)
         starts.append([s.job_id for s in result.starts])
     assert starts[0] == starts[1] == ([] if limit_min <= 20 else [small.job_id])
+
+
+@pytest.mark.parametrize("policy", ["easy", "conservative"])
+def test_a_job_shorter_than_one_that_found_no_start_may_still_start(policy):
+    """One node, half of it busy for 10 minutes, and a whole-node job promised from then on.
+    A 30-minute half-node job cannot start before that promise, nor within the 20-minute
+    bf_window after it: it gets nothing.  A 5-minute job of the same shape behind it ends
+    before the promise begins, so it starts now: what failed for a longer job says nothing
+    about a shorter one."""
+    state = ClusterState(simple_cluster(1, cpus=8, mem=1000, gpus=0, policy=policy, bf_window=1200.0))
+    shapes = [(600, 4), (3600, 8), (1800, 4), (300, 4)]  # busy, whole node, long, short
+    jobs = [Job(state.new_job_id(), partition="gpu", time_limit=float(limit), shape=Shape(cpus=cpus))
+            for limit, cpus in shapes]
+    for priority, job in zip((4, 3, 2, 1), jobs):
+        job.priority = priority
+        state.add(job)
+    state.start(jobs[0], schedule(state, 0.0).starts[0].alloc, 0.0)
+    for promise_all in (True, False):
+        result = schedule(state, 0.0, promise_all=promise_all, queue_order=None if promise_all else QueueOrder())
+        assert [s.job_id for s in result.starts] == [jobs[3].job_id]
 
 
 def brute_first_unpromised(promises: list[tuple[int, int, int]], node: int, t: int) -> int:
