@@ -51,7 +51,9 @@ def run(work: "Pass", order: list[Job], easy: bool = False, promise_all: bool = 
     start now than the jobs before it did (each start and each promise takes room, none gives
     any back), so once a job of some shape could not start now, a later job of the same
     request and nodes that wants as many nodes or more, for as long or longer, cannot either.
-    Under EASY, where such a job gets no promise either, it is not planned at all.
+    Under EASY, where such a job gets no promise either, it is not planned at all.  Likewise a
+    job like one that found no start within ``bf_window`` (no smaller, no shorter) is not
+    searched for: it can neither start now nor get a promise.
     """
     state, now = work.state, work.now
     cfg = state.config.sched
