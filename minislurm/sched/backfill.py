@@ -106,6 +106,8 @@ def run(work: "Pass", order: list[Job], easy: bool = False, promise_all: bool = 
         shape = _Shape(job, allowed) if required is None else None
         if easy and job.partition in promised_parts and cannot_start.covers(shape, job.num_nodes, duration):
             work.reason.setdefault(job.job_id, Reason.PRIORITY)  # no start now, and no promise under EASY
+            if start_now is not None:
+                start_now.no_start_by(at - 1, job.num_nodes, duration, plan.now)
             if not promise_all and not plan.room_now(state.nodes.usable, floor):
                 break
             continue
@@ -131,8 +133,12 @@ def run(work: "Pass", order: list[Job], easy: bool = False, promise_all: bool = 
                 work.start(job, alloc, backfilled=True)
                 plan.add_running(_Running(job, alloc, plan.now))
                 continue
-        if easy and (found is None or found[0] > plan.now):  # the plan says no (not a placement's refusal)
-            cannot_start.add(shape, job.num_nodes, duration)
+        if found is None or found[0] > plan.now:  # the plan says no (not a placement's refusal)
+            if easy:
+                cannot_start.add(shape, job.num_nodes, duration)
+            if start_now is not None:
+                beyond = not now_or_never and (found is None or found[0] > horizon)
+                start_now.no_start_by(at - 1, job.num_nodes, duration, horizon if beyond else plan.now)
         if work.reason.get(job.job_id, Reason.PRIORITY) == Reason.PRIORITY and work.reserved_for_other(job, required):
             work.reason[job.job_id] = Reason.RESERVED_FOR_OTHER
         work.reason.setdefault(job.job_id, Reason.PRIORITY)

@@ -116,6 +116,9 @@ class Columns:
         return {name: np.array(values[first:end], dtype=bool if name == "plain" else None)
                 for name, values in zip(self.NAMES, self._lists)}
 
+    def group_at(self, at: int) -> int:
+        return self._lists[2][at]
+
     def _group(self, job: Job) -> int:
         if job.req_nodes or job.reservation is not None:
             return -1

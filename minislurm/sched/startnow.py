@@ -10,7 +10,8 @@ in one sorted search each:
   no promise on them before ``now`` plus its time limit (the test of
   :meth:`~minislurm.sched.plan.Plan.start_now`), exact;
 * could it get a promise: not if even the ``k``-th earliest time its nodes have its request
-  free (ignoring promises, which only push starts later) lies beyond ``bf_window``.
+  free with no promise on them (at that moment: a promise still has to fit its whole time
+  limit, which only pushes the start later) lies beyond ``bf_window``.
 
 Within a cycle both can only turn from yes to no (each start and each promise takes room,
 none gives any back), so a job found unable once is unable for the rest of the cycle and
@@ -37,14 +38,18 @@ class StartNow:
     """``start_now(at)``: (could the job at position ``at`` of the queue start now, could it
     get a promise); both True for a job tested one by one.
 
-    Answers are worked out for a window of the queue at a time and kept while they are
-    still good: a "no" always is; a "yes" is worked out again once the plan has changed.
-    What only starts change (when each group's request is free on each node) is kept until
-    the next start."""
+    Answers are worked out for a window of the queue at a time, on the plan as it is then.
+    A "no" holds for the rest of the cycle; so does each "no" backfill finds by testing a job
+    (:meth:`no_start_by`), for every job of the window like it.  A "yes" may go stale as the
+    cycle makes starts and promises, and is not worked out again: it only means the job is
+    tested one by one, which decides exactly.  (Most stale answers stay "yes": working the
+    window out again after every promise cost more than it saved.)  What only starts change
+    (when each group's request is free on each node) is kept until the next start."""
 
     def __init__(self, work: "Pass", plan: Plan, columns: "Columns", horizon: int):
         self.work, self.plan, self.columns, self.horizon = work, plan, columns, horizon
         self._first = self._end = 0  # the window of the queue looked at: [first, end)
+        self._failed: dict[int, list[tuple[int, int, int]]] = {}  # group -> (nodes, duration, by)
         self._ready_rows_of: dict[int, np.ndarray] = {}  # per group, as of _ready_version
         self._ready_version = -1
 
@@ -52,8 +57,6 @@ class StartNow:
         if not self._first <= at < self._end:
             self._look_at(at)
         i = at - self._first
-        if self._answered != self.plan.version and (self._now[i] or self._soon[i]):
-            self._answer()
         return bool(self._now[i]), bool(self._soon[i])
 
     def pass_over(self, at: int, promised: set[str]) -> tuple[int, int]:
@@ -68,6 +71,24 @@ class StartNow:
         stop = i + int(np.argmax(needs_look[i:])) if needs_look[i:].any() else self._end - self._first
         return self._first + stop, int(np.count_nonzero(self._begun[i:stop]))
 
+    def no_start_by(self, at: int, nodes: int, duration: int, by: int) -> None:
+        """Backfill found that the job at position ``at`` (``nodes`` nodes for ``duration``
+        seconds) cannot start by ``by`` (now, or the window's end): nor can any job of its group
+        that wants as many nodes or more for as long or longer, for the rest of the cycle."""
+        group = self.columns.group_at(at)
+        if group >= 0:
+            self._failed.setdefault(group, []).append((nodes, duration, by))
+            self._rule_out(group, nodes, duration, by)
+            self._now &= ~self._not_now
+            self._soon &= ~self._not_soon
+
+    def _rule_out(self, group: int, nodes: int, duration: int, by: int) -> None:
+        """Mark the jobs of the window that ``no_start_by`` covers."""
+        like = (self._group == group) & (self._count >= nodes) & (self._durations >= duration)
+        self._not_now |= like
+        if by >= self.horizon:
+            self._not_soon |= like
+
     def _look_at(self, first: int) -> None:
         """Take the window of the queue from ``first`` and answer for it."""
         plan = self.plan
@@ -81,23 +102,22 @@ class StartNow:
         rows = np.zeros(max(groups[-1] + 1, 1), dtype=np.int64)
         rows[groups] = np.arange(len(groups))
         self._row = np.where(self._tested, 0, rows[group])  # a tested job reads any row: its answer is yes
-        self._first, self._end, self._groups = first, end, groups
+        self._first, self._end, self._groups, self._group = first, end, groups, group
         self._count, self._plain = cols["nodes"], cols["plain"]
-        self._ends = np.minimum(plan.now + plan.grid_all(cols["limit"]), NEVER)
+        self._durations = plan.grid_all(cols["limit"])
+        self._ends = np.minimum(plan.now + self._durations, NEVER)
         self._begun = cols["begin"] <= self.work.now
         self._ready = np.stack(self._ready_rows(groups))
-        self._ready_of = plan.releases_version
+        self._not_now = np.zeros(end - first, dtype=bool)  # ruled out by what backfill found
+        self._not_soon = np.zeros(end - first, dtype=bool)
+        for number in set(groups.tolist()) & self._failed.keys():
+            for failure in self._failed[number]:
+                self._rule_out(number, *failure)
         self._answer()
 
     def _answer(self) -> None:
         """Both answers for the window, on the plan as it is now."""
-        plan, width, row, count = self.plan, len(self.work.state.nodes), self._row, self._count
-        if self._ready_of != plan.releases_version:  # a start: rows with a "yes" left to check ("no" stays no)
-            redo = np.unique(row[self._now | self._soon])
-            self._ready = self._ready.copy()
-            self._ready[redo] = self._ready_rows(self._groups[redo])
-            self._ready_of = plan.releases_version
-        ready = self._ready
+        plan, width, row, count, ready = self.plan, len(self.work.state.nodes), self._row, self._count, self._ready
         # Now: enough nodes free now, and no promise on them before the job would end.  Each
         # row's times sorted, and all rows searched at once (row r's times shifted by r << 41).
         open_until = np.where(ready <= plan.now, plan.promises.free_until(plan.now, width) + 1, 0)
@@ -107,8 +127,8 @@ class StartNow:
         # A promise: not if the k-th node to be free at a time no promise covers is past the window.
         soonest = np.sort(plan.promises.first_unpromised(ready), axis=1)
         soon = (soonest[row, np.minimum(count, width) - 1] <= self.horizon) & (count <= width)
-        self._now, self._soon = now | self._tested, soon | self._tested
-        self._answered = plan.version
+        self._now = (now | self._tested) & ~self._not_now
+        self._soon = (soon | self._tested) & ~self._not_soon
 
     def _ready_rows(self, numbers: np.ndarray) -> list[np.ndarray]:
         """Per group in ``numbers`` and node, when the group's request is free there (NEVER
