@@ -121,9 +121,30 @@ class Plan:
 
     def add_running(self, job: Holding) -> None:
         """A job started in this cycle (its ``start_time`` the plan's now): it holds its
-        resources until its limit."""
-        self._releases = np.concatenate([self._releases, _releases([job], self.grid_all)])
-        self._index()
+        resources until its limit.  Only its nodes' rows of the index change: each gets its
+        release time in order, and what it frees added from there on."""
+        rows = _releases([job], self.grid_all)
+        for node, when, *amounts in rows.tolist():
+            times = self.release_times[node]
+            if times[-1] < NEVER:  # the row is full: one more column for every node
+                self._widen()
+                times = self.release_times[node]
+            at = int(np.searchsorted(times, when, side="right"))
+            times[at + 1:] = times[at:-1].copy()
+            times[at] = when
+            for table, amount in zip((self.freed_cpus, self.freed_mem, self.freed_gpus), amounts):
+                row = table[node]
+                row[at + 1:] = row[at:-1] + amount
+                row[at] = row[at - 1] + amount
+        self._ready_cache = {}
+        self.version += 1
+        self.releases_version = self.version
+
+    def _widen(self) -> None:
+        never = np.full((len(self.release_times), 1), NEVER, dtype=np.int64)
+        self.release_times = np.hstack([self.release_times, never])
+        self.freed_cpus, self.freed_mem, self.freed_gpus = (
+            np.hstack([t, np.zeros_like(never)]) for t in (self.freed_cpus, self.freed_mem, self.freed_gpus))
 
     def reserve(self, nodes: Iterable[int], start: int, end: int) -> None:
         """Promise whole nodes for [start, end)."""

@@ -47,3 +47,31 @@ def test_start_now_agrees_with_earliest_start():
         else:
             assert shortcut is None
     assert now_answers > 50  # the "now" case was really exercised
+
+
+def test_a_job_added_to_the_plan_counts_as_if_it_had_been_running():
+    """Plan.add_running updates only the started job's nodes; every request's ready times must
+    be those of a plan built with the job among the running ones (several jobs to a node,
+    equal end times, rows that must grow, multi-node jobs)."""
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        nodes = int(rng.integers(1, 6))
+        free = SimpleNamespace(cpu=rng.integers(0, 9, nodes), mem=rng.integers(0, 9, nodes) * 1000,
+                               gpu=rng.integers(0, 5, nodes))
+
+        def job(start: float) -> SimpleNamespace:
+            held = rng.choice(nodes, size=int(rng.integers(1, nodes + 1)), replace=False).tolist()
+            alloc = Allocation(tuple(held), tuple(int(c) for c in rng.integers(1, 4, len(held))),
+                               tuple(int(m) * 1000 for m in rng.integers(0, 3, len(held))),
+                               tuple(tuple(range(int(g))) for g in rng.integers(0, 3, len(held))))
+            return SimpleNamespace(start_time=start, time_limit=float(rng.integers(1, 6) * 60), alloc=alloc)
+        running = [job(float(rng.integers(0, 3) * 60)) for _ in range(int(rng.integers(0, 6)))]
+        started = [job(120.0) for _ in range(int(rng.integers(1, 6)))]
+        grown = Plan(free, running, now=120, resolution=60)
+        for one in started:
+            grown.add_running(one)
+        built = Plan(free, running + started, now=120, resolution=60)
+        for cpus in range(0, 12, 2):
+            for gpus in range(0, 6):
+                req = (cpus, 1000, gpus)
+                assert grown.ready_times(req, req).tolist() == built.ready_times(req, req).tolist()
