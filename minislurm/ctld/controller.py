@@ -40,6 +40,7 @@ from minislurm.ctld.store import Store
 from minislurm.lifecycle import Background, every
 from minislurm.sched import priority
 from minislurm.sched.order import QueueOrder
+from minislurm.sched.releases import Releases
 from minislurm.sched.schedule import schedule
 
 log = logging.getLogger("minislurm.ctld")
@@ -55,6 +56,7 @@ class Controller:
         self.accounts_file = accounts_file  # accounts.conf: associations and shares (FairShareBook)
         self.state = ClusterState(config)
         self.queue_order = QueueOrder()  # the sorted queue, kept between passes
+        self.releases = Releases()  # the running jobs' side of the backfill plan, likewise
         self.store = Store(state_dir)
         self.signer = signer
         self.operators = set(operators) | {"root"}
@@ -157,7 +159,8 @@ class Controller:
         if not self.state.pending:
             return
         now = self.clock()
-        result = schedule(self.state, now, backfill_cycle=backfill, queue_order=self.queue_order)
+        result = schedule(self.state, now, backfill_cycle=backfill, queue_order=self.queue_order,
+                          releases=self.releases)
         self.state.settle_dependencies(result.settled)
         for job_id, outcome in result.settled.items():
             job = self.state.jobs[job_id]

@@ -26,6 +26,7 @@ from minislurm.core.job import Job
 from minislurm.core.states import Reason
 from minislurm.sched.eligibility import required_nodes
 from minislurm.sched.plan import NEVER, Plan
+from minislurm.sched.releases import Releases
 from minislurm.sched.select.cons_tres import request, request_key
 from minislurm.sched.startnow import StartNow
 
@@ -38,7 +39,8 @@ DEEP = 64  # queued jobs beyond which a cycle asks StartNow
 
 def run(work: "Pass", order: list[Job], easy: bool = False, promise_all: bool = True,
         floor: tuple[int, int, int] = (0, 0, 0),
-        columns: "Columns | None" = None) -> tuple[dict[int, float], dict[int, tuple[int, ...]]]:
+        columns: "Columns | None" = None,
+        releases: Releases | None = None) -> tuple[dict[int, float], dict[int, tuple[int, ...]]]:
     """Test jobs in ``order``; start or promise.  With ``promise_all=False`` the cycle ends as
     soon as no job at all could start now (no node open now has ``floor``, the least any
     queued job asks of a node, free): the decisions are the same, only the remaining jobs'
@@ -46,6 +48,7 @@ def run(work: "Pass", order: list[Job], easy: bool = False, promise_all: bool = 
     no such node at all ends before it begins, and ``columns`` (the queue's, in ``order``) lets
     a cycle pass over the jobs that can neither start nor get a promise without asking the
     plan about each (:mod:`~minislurm.sched.startnow`).  No reason is recorded for them.
+    ``releases``: the caller's table of the running jobs' releases, kept between cycles.
 
     What makes a cycle cheap on a deep queue: in one cycle a job can only find it harder to
     start now than the jobs before it did (each start and each promise takes room, none gives
@@ -59,9 +62,9 @@ def run(work: "Pass", order: list[Job], easy: bool = False, promise_all: bool = 
     cfg = state.config.sched
     if not promise_all and not work.free.open_now(state.nodes.usable, floor).any():
         return {}, {}
-    running = list(state.running.values())
-    running += [_Running(work.started[s.job_id], s.alloc, now) for s in work.starts]
-    plan = Plan(work.free, running, now, cfg.bf_resolution)
+    plan = Plan(work.free, (releases or Releases()).refresh(state), now)
+    for s in work.starts:  # the main stage's
+        plan.add_running(_Running(work.started[s.job_id], s.alloc, now))
     promise_advance_reservations(work, plan)
     horizon = plan.now + int(cfg.bf_window)
     expected: dict[int, float] = {}

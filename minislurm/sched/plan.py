@@ -1,8 +1,9 @@
 """The backfill plan (Slurm's "node space"): what every node can host over time.
 
 Built at the start of a backfill cycle from the running jobs' *time limits* (not their real
-run times, which no scheduler knows), on a grid of ``bf_resolution`` seconds.  Two things
-make a node unable to take a job at time ``t``:
+run times, which no scheduler knows), on a grid of ``bf_resolution`` seconds
+(:class:`~minislurm.sched.releases.Releases`).  Two things make a node unable to take a job
+at time ``t``:
 
 * running jobs still holding the resources the job needs (they release them at their ends);
 * a promise made earlier in this cycle: a reservation for a higher-priority job.  As in
@@ -19,76 +20,28 @@ thousands of nodes stays fast.  Times are whole seconds.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
-from typing import Protocol
 
 import numpy as np
 
-from minislurm.core.job import Allocation
 from minislurm.sched.promises import NEVER, Promises
+from minislurm.sched.releases import Holding, Releases
 from minislurm.sched.select.cons_tres import FreeResources, Request
 
 
-class Holding(Protocol):
-    """What the plan needs of a job that holds resources: when it started, for how long at
-    most, and what it holds on which nodes."""
-
-    start_time: float
-    time_limit: float
-    alloc: Allocation
-
-
 class Plan:
-    def __init__(self, free: FreeResources, running: Iterable[Holding], now: float, resolution: float):
+    def __init__(self, free: FreeResources, releases: Releases, now: float):
         self.free = free
         self.now = int(now)
-        self.resolution = max(1, int(resolution))
-        self._releases = _releases(running, self.grid_all)
-        self._index()
+        self.table = releases.copy()  # this cycle's: starts go into it, the kept one is not touched
+        self.table.settle(self.now)
+        self.resolution = self.table.resolution
+        self.grid, self.grid_all = self.table.grid, self.table.grid_all
         self.promises = Promises()
-        self._room_checked: tuple | None = None  # ((version, floor), answer) of the last room_now
-
-    def grid(self, t: float) -> int:
-        """Round a time up onto the plan's grid; infinite stays NEVER."""
-        if t == math.inf or t >= NEVER:
-            return NEVER
-        return int(math.ceil(t / self.resolution) * self.resolution)
-
-    def grid_all(self, times: np.ndarray) -> np.ndarray:
-        """:meth:`grid` for many times at once (the same answers)."""
-        with np.errstate(invalid="ignore"):
-            on_grid = np.ceil(times / self.resolution) * self.resolution
-        return np.where(times >= NEVER, NEVER, on_grid).astype(np.int64)
-
-    def _index(self) -> None:
-        """Per node, the release times in order (``release_times[node, 0]`` is now) and what
-        is free in addition after each (``freed_cpus``, ``freed_mem``, ``freed_gpus``)."""
-        nodes = len(self.free.cpu)
-        rows = self._releases.copy()
-        overdue = rows[:, 1] <= self.now  # being killed: frees soon
-        rows[overdue, 1] = self.now + self.resolution
-        order = np.lexsort((rows[:, 1], rows[:, 0]))  # by node, then time
-        node, when = rows[order, 0], rows[order, 1]
-        per_node = np.bincount(node, minlength=nodes)
-        first = np.cumsum(per_node) - per_node  # where each node's rows begin
-        column = np.arange(len(node)) - first[node] + 1
-        width = 1 + int(per_node.max(initial=0))
-        self.release_times = np.full((nodes, width), NEVER, dtype=np.int64)
-        self.release_times[:, 0] = self.now
-        self.release_times[node, column] = when
-        freed = []
-        for field in (2, 3, 4):
-            values = rows[order, field]
-            running_total = np.cumsum(values)
-            before_node = running_total[first[node]] - values[first[node]]
-            table = np.zeros((nodes, width), dtype=np.int64)
-            table[node, column] = running_total - before_node
-            freed.append(table)
-        self.freed_cpus, self.freed_mem, self.freed_gpus = freed
         self._ready_cache: dict = {}
-        self.version = getattr(self, "version", 0) + 1  # changes with every start and promise
-        self.releases_version = self.version  # changes with every start
+        self.version = 0  # changes with every start and promise
+        self.releases_version = 0  # changes with every start
+        self._room_checked: tuple | None = None  # ((version, floor), answer) of the last room_now
 
     def ready_times(self, key, req: Request) -> np.ndarray:
         """For each node, the first time running jobs leave room for ``req`` (NEVER if never);
@@ -113,38 +66,20 @@ class Plan:
                 wanted = [np.broadcast_to(w, n) for w in wanted]
             return np.array(wanted).reshape(len(todo), -1, 1)
         cpu, mem, gpu = column(0), column(1), column(2)
-        fits = ((self.free.cpu[:, None] + self.freed_cpus >= cpu)
-                & (self.free.mem[:, None] + self.freed_mem >= mem)
-                & (self.free.gpu[:, None] + self.freed_gpus >= gpu))
-        ready = np.where(fits.any(axis=2), self.release_times[np.arange(n), fits.argmax(axis=2)], NEVER)
+        table = self.table
+        fits = ((self.free.cpu[:, None] + table.cpus >= cpu)
+                & (self.free.mem[:, None] + table.mem >= mem)
+                & (self.free.gpu[:, None] + table.gpus >= gpu))
+        ready = np.where(fits.any(axis=2), table.times[np.arange(n), fits.argmax(axis=2)], NEVER)
         self._ready_cache.update(zip(todo, ready))
 
     def add_running(self, job: Holding) -> None:
         """A job started in this cycle (its ``start_time`` the plan's now): it holds its
-        resources until its limit.  Only its nodes' rows of the index change: each gets its
-        release time in order, and what it frees added from there on."""
-        rows = _releases([job], self.grid_all)
-        for node, when, *amounts in rows.tolist():
-            times = self.release_times[node]
-            if times[-1] < NEVER:  # the row is full: one more column for every node
-                self._widen()
-                times = self.release_times[node]
-            at = int(np.searchsorted(times, when, side="right"))
-            times[at + 1:] = times[at:-1].copy()
-            times[at] = when
-            for table, amount in zip((self.freed_cpus, self.freed_mem, self.freed_gpus), amounts):
-                row = table[node]
-                row[at + 1:] = row[at:-1] + amount
-                row[at] = row[at - 1] + amount
+        resources until its limit."""
+        self.table.add(self.table.rows([job]))
         self._ready_cache = {}
         self.version += 1
         self.releases_version = self.version
-
-    def _widen(self) -> None:
-        never = np.full((len(self.release_times), 1), NEVER, dtype=np.int64)
-        self.release_times = np.hstack([self.release_times, never])
-        self.freed_cpus, self.freed_mem, self.freed_gpus = (
-            np.hstack([t, np.zeros_like(never)]) for t in (self.freed_cpus, self.freed_mem, self.freed_gpus))
 
     def reserve(self, nodes: Iterable[int], start: int, end: int) -> None:
         """Promise whole nodes for [start, end)."""
@@ -264,27 +199,3 @@ class Plan:
         answer = bool(open_.any())
         self._room_checked = ((self.version, floor), answer)
         return answer
-
-
-def _releases(jobs: Iterable[Holding], grid_all) -> np.ndarray:
-    """One row per node a job holds: (node, the time it gives it back, cpus, memory, gpus);
-    the time is the job's start plus its limit, put on the grid by ``grid_all``.  Built
-    from plain lists and converted once: a cycle may see hundreds of running jobs."""
-    ends: list[float] = []
-    per_job: list[int] = []
-    nodes: list[int] = []
-    cpus: list[int] = []
-    mem: list[int] = []
-    gpus: list[int] = []
-    for job in jobs:
-        alloc = job.alloc
-        ends.append(job.start_time + job.time_limit)
-        per_job.append(len(alloc.nodes))
-        nodes += alloc.nodes
-        cpus += alloc.cpus
-        mem += alloc.mem
-        gpus += map(len, alloc.gpus)
-    rows = np.empty((len(nodes), 5), dtype=np.int64)
-    rows[:, 0], rows[:, 2], rows[:, 3], rows[:, 4] = nodes, cpus, mem, gpus
-    rows[:, 1] = np.repeat(grid_all(np.array(ends, dtype=np.float64)), per_job)
-    return rows

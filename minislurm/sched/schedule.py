@@ -13,7 +13,8 @@ blocks later jobs of the same reservation.  The backfill stage is
 a full pass every ``bf_interval``; the simulator does the same on its clock.
 
 Nothing here changes the :class:`~minislurm.core.state.ClusterState` it reads (a caller that
-runs many passes keeps its own :class:`~minislurm.sched.order.QueueOrder`): the caller
+runs many passes keeps its own :class:`~minislurm.sched.order.QueueOrder` and
+:class:`~minislurm.sched.releases.Releases`): the caller
 applies :attr:`PassResult.starts` and records :attr:`PassResult.settled` with
 :meth:`~minislurm.core.state.ClusterState.settle_dependencies`.
 """
@@ -31,6 +32,7 @@ from minislurm.core.states import Reason
 from minislurm.sched import backfill
 from minislurm.sched.eligibility import blocked_reason, required_nodes
 from minislurm.sched.order import QueueOrder, priority_order
+from minislurm.sched.releases import Releases
 from minislurm.sched.select.cons_tres import request
 from minislurm.sched.work import Pass, Start
 
@@ -76,12 +78,14 @@ class PassResult:
 
 
 def schedule(state: ClusterState, now: float, *, backfill_cycle: bool = True,
-             promise_all: bool = True, queue_order: QueueOrder | None = None) -> PassResult:
+             promise_all: bool = True, queue_order: QueueOrder | None = None,
+             releases: Releases | None = None) -> PassResult:
     """Run one pass at time ``now``.  ``backfill_cycle=False`` runs the main stage only;
     ``promise_all=False``: the caller needs only the decisions (the simulator), so a pass
     where no node has room for any queued job (and no dependency to settle) ends at once, and
     backfill stops once nothing more could start (see backfill.run); ``queue_order``: the
-    caller's :class:`~minislurm.sched.order.QueueOrder`, kept between passes.
+    caller's :class:`~minislurm.sched.order.QueueOrder`, kept between passes, and ``releases``
+    its :class:`~minislurm.sched.releases.Releases` (the running jobs' side of the plan).
     """
     work = Pass(state, now)
     queue_order = queue_order or QueueOrder()
@@ -127,7 +131,7 @@ def schedule(state: ClusterState, now: float, *, backfill_cycle: bool = True,
     if backfill_cycle and policy in ("conservative", "easy") and len(work.started) < len(order):
         result_expected, planned = backfill.run(work, order, easy=(policy == "easy"),
                                                  promise_all=promise_all, floor=queue_order.floor,
-                                                 columns=queue_order.columns)
+                                                 columns=queue_order.columns, releases=releases)
 
     reasons = Reasons(state, now, order, set(work.started))
     reasons.known = {j: r for j, r in work.reason.items() if j not in work.started}

@@ -14,6 +14,7 @@ from minislurm.core.states import Reason
 from minislurm.sched.backfill import promise_advance_reservations
 from minislurm.sched.eligibility import blocked_reason, required_nodes
 from minislurm.sched.plan import NEVER, Plan
+from minislurm.sched.releases import Releases
 from minislurm.sched.work import Pass
 from minislurm.sched.select.cons_tres import request, request_key
 
@@ -31,7 +32,7 @@ def will_run(state: ClusterState, job: Job, now: float) -> tuple[float, list[str
     alloc = work.free.place(job, req, work.free.fits(req) & work.allowed(job), required)
     if alloc is not None:
         return now, [state.nodes.names[n] for n in alloc.nodes], alloc.num_cpus
-    plan = Plan(work.free, list(state.running.values()), now, state.config.sched.bf_resolution)
+    plan = Plan(work.free, Releases().refresh(state), now)
     promise_advance_reservations(work, plan)
     ready = plan.ready_times(request_key(job), req).copy()
     ready[~work.allowed(job, honour_reservations=False)] = NEVER

@@ -24,6 +24,7 @@ from minislurm.core.state import ClusterState
 from minislurm.core.states import JobState, Reason
 from minislurm.sched import priority
 from minislurm.sched.order import QueueOrder
+from minislurm.sched.releases import Releases
 from minislurm.sched.schedule import schedule
 from minislurm.sched.submit import refusal
 from minislurm.sim.failures import FailureModel, checkpointed
@@ -39,6 +40,7 @@ class Simulator:
         for resv in reservations:  # advance reservations made before the replay begins
             self.state.add_reservation(resv)
         self.queue_order = QueueOrder()
+        self.releases = Releases()
         self.trace = sorted(jobs, key=lambda j: (j.submit, j.job_id))
         self.failures = failures
         self.checkpoint_interval = checkpoint_interval
@@ -152,7 +154,7 @@ class Simulator:
             self._dirty = False
             self.passes["backfill"] += 1
             self._apply(schedule(self.state, self.env.now, backfill_cycle=True, promise_all=False,
-                                 queue_order=self.queue_order))
+                                 queue_order=self.queue_order, releases=self.releases))
 
     def _apply(self, result) -> None:
         now = self.env.now

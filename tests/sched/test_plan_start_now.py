@@ -7,6 +7,11 @@ import numpy as np
 
 from minislurm.core.job import Allocation
 from minislurm.sched.plan import NEVER, Plan
+from minislurm.sched.releases import Releases
+
+
+def plan_of(free, running: list, now: int = 120, resolution: int = 60) -> Plan:
+    return Plan(free, Releases(len(free.cpu), resolution).update(dict(enumerate(running))), now)
 
 
 def _random_plan(rng: np.random.Generator) -> Plan:
@@ -18,7 +23,7 @@ def _random_plan(rng: np.random.Generator) -> Plan:
         node = int(rng.integers(nodes))
         alloc = Allocation((node,), (int(rng.integers(1, 4)),), (1000,), ((0,),))
         running.append(SimpleNamespace(start_time=0.0, time_limit=float(rng.integers(1, 20) * 60), alloc=alloc))
-    plan = Plan(free, running, now=120, resolution=60)
+    plan = plan_of(free, running)
     for _ in range(int(rng.integers(0, 6))):
         chosen = rng.choice(nodes, size=int(rng.integers(1, nodes + 1)), replace=False)
         start = int(rng.integers(0, 15)) * 60 + 120
@@ -67,10 +72,10 @@ def test_a_job_added_to_the_plan_counts_as_if_it_had_been_running():
             return SimpleNamespace(start_time=start, time_limit=float(rng.integers(1, 6) * 60), alloc=alloc)
         running = [job(float(rng.integers(0, 3) * 60)) for _ in range(int(rng.integers(0, 6)))]
         started = [job(120.0) for _ in range(int(rng.integers(1, 6)))]
-        grown = Plan(free, running, now=120, resolution=60)
+        grown = plan_of(free, running)
         for one in started:
             grown.add_running(one)
-        built = Plan(free, running + started, now=120, resolution=60)
+        built = plan_of(free, running + started)
         for cpus in range(0, 12, 2):
             for gpus in range(0, 6):
                 req = (cpus, 1000, gpus)

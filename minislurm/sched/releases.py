@@ -1,0 +1,195 @@
+"""The running jobs' side of the backfill plan: per node, when the running jobs give back what
+they hold (at the ends of their time limits, on the plan's grid of ``bf_resolution`` seconds),
+in time order, and how much of it in all after each.
+
+Slurm builds this afresh every backfill cycle.  A caller that plans many cycles (the
+controller, the simulator) keeps one :class:`Releases` between them, as it keeps a
+:class:`~minislurm.sched.order.QueueOrder`: each cycle only the jobs that started or ended
+since the last change it, a few rows of the table each.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Protocol
+
+import numpy as np
+
+from minislurm.core.job import Allocation
+from minislurm.core.state import ClusterState
+from minislurm.sched.promises import NEVER
+
+
+class Holding(Protocol):
+    """What the plan needs of a job that holds resources: when it started, for how long at
+    most, and what it holds on which nodes."""
+
+    start_time: float
+    time_limit: float
+    alloc: Allocation
+
+
+class Releases:
+    """``times[node]``: the node's release times in order (column 0 stands for now, NEVER
+    fills the rest of a row); ``cpus[node, c]``, ``mem``, ``gpus``: what the releases up to
+    column ``c`` give back in all (0 past the last)."""
+
+    def __init__(self, nodes: int = 0, resolution: float = 1):
+        self.nodes, self.resolution = nodes, max(1, int(resolution))
+        self.times = np.full((nodes, 1), -1, dtype=np.int64)  # column 0: set to now by the plan
+        self.cpus, self.mem, self.gpus = (np.zeros((nodes, 1), dtype=np.int64) for _ in range(3))
+        self._held: dict[int, tuple] = {}  # job id -> (alloc, start_time, time_limit, its rows)
+
+    def grid(self, t: float) -> int:
+        """Round a time up onto the grid; infinite stays NEVER."""
+        if t == math.inf or t >= NEVER:
+            return NEVER
+        return int(math.ceil(t / self.resolution) * self.resolution)
+
+    def grid_all(self, times: np.ndarray) -> np.ndarray:
+        """:meth:`grid` for many times at once (the same answers)."""
+        with np.errstate(invalid="ignore"):
+            on_grid = np.ceil(times / self.resolution) * self.resolution
+        return np.where(times >= NEVER, NEVER, on_grid).astype(np.int64)
+
+    def refresh(self, state: ClusterState) -> "Releases":
+        """Up to date with the state's running jobs (from scratch if its nodes or grid changed)."""
+        resolution = max(1, int(state.config.sched.bf_resolution))
+        if (self.nodes, self.resolution) != (len(state.nodes), resolution):
+            self.__init__(len(state.nodes), resolution)
+        return self.update(state.running)
+
+    def update(self, running: Mapping[int, Holding]) -> "Releases":
+        """Bring the table up to date with ``running`` (job id -> job): take out the jobs that
+        ended or changed (a new allocation, a new time limit), put in the new ones."""
+        held = self._held
+        if not held:
+            self._fill(running)
+            return self
+        for job_id in held.keys() - running.keys():
+            self._take_out(job_id)
+        for job_id, job in running.items():
+            entry = held.get(job_id)
+            if entry is not None:
+                if entry[0] is job.alloc and entry[1] == job.start_time and entry[2] == job.time_limit:
+                    continue
+                self._take_out(job_id)
+            rows = self.rows([job])
+            self.add(rows)
+            held[job_id] = (job.alloc, job.start_time, job.time_limit, rows)
+        return self
+
+    def copy(self) -> "Releases":
+        """A copy to change within one cycle (the kept table is not touched)."""
+        other = Releases.__new__(Releases)
+        other.nodes, other.resolution, other._held = self.nodes, self.resolution, {}
+        other.times, other.cpus, other.mem, other.gpus = (a.copy() for a in (self.times, self.cpus, self.mem, self.gpus))
+        return other
+
+    def rows(self, jobs: Iterable[Holding]) -> np.ndarray:
+        """One row per node a job holds: (node, its release time on the grid, cpus, memory,
+        gpus).  Built from plain lists and converted once: there may be thousands of jobs."""
+        ends: list[float] = []
+        per_job: list[int] = []
+        nodes: list[int] = []
+        cpus: list[int] = []
+        mem: list[int] = []
+        gpus: list[int] = []
+        for job in jobs:
+            alloc = job.alloc
+            ends.append(job.start_time + job.time_limit)
+            per_job.append(len(alloc.nodes))
+            nodes += alloc.nodes
+            cpus += alloc.cpus
+            mem += alloc.mem
+            gpus += map(len, alloc.gpus)
+        rows = np.empty((len(nodes), 5), dtype=np.int64)
+        rows[:, 0], rows[:, 2], rows[:, 3], rows[:, 4] = nodes, cpus, mem, gpus
+        rows[:, 1] = np.repeat(self.grid_all(np.array(ends, dtype=np.float64)), per_job)
+        return rows
+
+    def add(self, rows: np.ndarray) -> None:
+        """Each row's release into its node's row of the table, in time order (a job without
+        a time limit never gives anything back: it has no release)."""
+        for node, when, *amounts in rows.tolist():
+            if when >= NEVER:
+                continue
+            times = self.times[node]
+            used = int(np.searchsorted(times, NEVER))  # columns in use, column 0 included
+            if used == len(times):  # the row is full: one more column for every node
+                self._widen()
+                times = self.times[node]
+            at = int(np.searchsorted(times[:used], when, side="right"))
+            times[at + 1:used + 1] = times[at:used].copy()
+            times[at] = when
+            for table, amount in zip((self.cpus, self.mem, self.gpus), amounts):
+                row = table[node]
+                row[at + 1:used + 1] = row[at:used] + amount
+                row[at] = row[at - 1] + amount
+
+    def _take_out(self, job_id: int) -> None:
+        """A job's releases out of the table.  Of several releases at one time any may go:
+        what all of them give back by then is the same."""
+        for node, when, *amounts in self._held.pop(job_id)[3].tolist():
+            if when >= NEVER:
+                continue
+            times = self.times[node]
+            used = int(np.searchsorted(times, NEVER))
+            at = int(np.searchsorted(times[:used], when, side="left"))
+            times[at:used - 1] = times[at + 1:used].copy()
+            times[used - 1] = NEVER
+            for table, amount in zip((self.cpus, self.mem, self.gpus), amounts):
+                row = table[node]
+                row[at:used - 1] = row[at + 1:used] - amount
+                row[used - 1] = 0
+
+    def settle(self, now: int) -> None:
+        """Set column 0 to ``now``; a release at or before now (a job past its limit, being
+        killed) is taken to come one step of the grid from now, and its row put in order."""
+        self.times[:, 0] = now
+        overdue = self.times[:, 1:] <= now
+        late = np.flatnonzero(overdue.any(axis=1))
+        if not len(late):
+            return
+        times = self.times[late]
+        times[:, 1:][overdue[late]] = now + self.resolution
+        order = np.argsort(times, axis=1, kind="stable")
+        self.times[late] = np.take_along_axis(times, order, axis=1)
+        for table in (self.cpus, self.mem, self.gpus):
+            each = np.diff(table[late], axis=1, prepend=0)  # what each release gives back
+            table[late] = np.cumsum(np.take_along_axis(each, order, axis=1), axis=1)
+
+    def _widen(self) -> None:
+        never = np.full((self.nodes, 1), NEVER, dtype=np.int64)
+        self.times = np.hstack([self.times, never])
+        self.cpus, self.mem, self.gpus = (np.hstack([t, np.zeros_like(never)]) for t in (self.cpus, self.mem, self.gpus))
+
+    def _fill(self, running: Mapping[int, Holding]) -> None:
+        """The whole table at once, in a few array operations (the first cycle's)."""
+        jobs = list(running.items())
+        rows = self.rows(job for _, job in jobs)
+        at = 0
+        for job_id, job in jobs:
+            count = len(job.alloc.nodes)
+            self._held[job_id] = (job.alloc, job.start_time, job.time_limit, rows[at:at + count])
+            at += count
+        rows = rows[rows[:, 1] < NEVER]
+        order = np.lexsort((rows[:, 1], rows[:, 0]))  # by node, then time
+        node, when = rows[order, 0], rows[order, 1]
+        per_node = np.bincount(node, minlength=self.nodes)
+        first = np.cumsum(per_node) - per_node  # where each node's rows begin
+        column = np.arange(len(node)) - first[node] + 1
+        width = 1 + int(per_node.max(initial=0))
+        self.times = np.full((self.nodes, width), NEVER, dtype=np.int64)
+        self.times[:, 0] = -1
+        self.times[node, column] = when
+        tables = []
+        for field in (2, 3, 4):
+            values = rows[order, field]
+            running_total = np.cumsum(values)
+            before_node = running_total[first[node]] - values[first[node]]
+            table = np.zeros((self.nodes, width), dtype=np.int64)
+            table[node, column] = running_total - before_node
+            tables.append(table)
+        self.cpus, self.mem, self.gpus = tables
