@@ -34,10 +34,12 @@ class ClusterState:
         self.next_job_id = config.first_job_id
         self.version = 0  # bumped on every change the scheduler could care about
         self.order_epoch = 0  # bumped when the queue order may change (see reprioritized)
-        # The ids of jobs that joined or left the queue, oldest first, for a reader that keeps
-        # its own copy of the queue (QueueOrder) and need not compare the whole queue each
-        # pass; the oldest entries are dropped as it grows (``journal_start`` counts them).
-        self.queue_journal: list[int] = []
+        # The ids of jobs that joined or left the queue or the running jobs, oldest first, for
+        # a reader that keeps its own copy of either (QueueOrder, Releases) and need not compare
+        # them whole each pass; the oldest entries are dropped as it grows (``journal_start``
+        # counts them).  Any other change a reader may have copied (a running job's time
+        # limit, a priority) calls ``reprioritized``, after which readers start afresh.
+        self.journal: list[int] = []
         self.journal_start = 0
         self.with_dependency: set[int] = set()  # pending jobs that have a dependency
         self._part_masks: dict[str, np.ndarray] = {}
@@ -92,9 +94,9 @@ class ClusterState:
             self._journal(job_id)
 
     def _journal(self, job_id: int) -> None:
-        journal = self.queue_journal
+        journal = self.journal
         journal.append(job_id)
-        if len(journal) > 4096 and len(journal) > 2 * len(self.pending):
+        if len(journal) > 4096 and len(journal) > 2 * (len(self.pending) + len(self.running)):
             half = len(journal) // 2
             del journal[:half]
             self.journal_start += half
@@ -149,6 +151,7 @@ class ClusterState:
     def _release(self, job: Job) -> None:
         if job.job_id in self.running:
             del self.running[job.job_id]
+            self._journal(job.job_id)
             self.nodes.release(job.job_id, job.alloc)
             if job.array_job_id is not None:
                 self.array_running[job.array_job_id] -= 1

@@ -33,7 +33,7 @@ def sort_key(state: ClusterState):
 class QueueOrder:
     """The sorted queue kept from one pass to the next (see the module's docstring).
 
-    It reads which jobs joined or left the queue from the state's ``queue_journal``, so a
+    It reads which jobs joined or left the queue from the state's ``journal``, so a
     pass does not compare the whole queue.  It also keeps :attr:`floor`, the least CPUs,
     memory and GPUs per node that any job it has held since the last sort asks for: no node
     with less than that free can start any of them (backfill stops there).  A job that leaves
@@ -55,11 +55,11 @@ class QueueOrder:
             self._epoch = state.order_epoch
             self._sorted = sorted(pending.values(), key=key)
             self._ids = set(pending)
-            self._read = state.journal_start + len(state.queue_journal)
+            self._read = state.journal_start + len(state.journal)
             self.floor = smallest_request(self._sorted)
             self.columns = Columns(self._sorted, state)
             return list(self._sorted)
-        changed = state.queue_journal[self._read - state.journal_start:]
+        changed = state.journal[self._read - state.journal_start:]
         self._read += len(changed)
         new = []
         for job_id in dict.fromkeys(changed):

@@ -40,6 +40,8 @@ class Releases:
         self.times = np.full((nodes, 1), -1, dtype=np.int64)  # column 0: set to now by the plan
         self.cpus, self.mem, self.gpus = (np.zeros((nodes, 1), dtype=np.int64) for _ in range(3))
         self._held: dict[int, tuple] = {}  # job id -> (alloc, start_time, time_limit, its rows)
+        self._epoch: int | None = None  # the state's order epoch, and how much of its journal was read
+        self._read = 0
 
     def grid(self, t: float) -> int:
         """Round a time up onto the grid; infinite stays NEVER."""
@@ -54,36 +56,57 @@ class Releases:
         return np.where(times >= NEVER, NEVER, on_grid).astype(np.int64)
 
     def refresh(self, state: ClusterState) -> "Releases":
-        """Up to date with the state's running jobs (from scratch if its nodes or grid changed)."""
+        """Up to date with the state's running jobs: only the jobs its journal names since the
+        last time are looked at, unless the state says to start afresh (``reprioritized``:
+        a time limit may have changed) or the cluster's nodes or grid changed."""
         resolution = max(1, int(state.config.sched.bf_resolution))
         if (self.nodes, self.resolution) != (len(state.nodes), resolution):
             self.__init__(len(state.nodes), resolution)
-        return self.update(state.running)
+        if self._epoch != state.order_epoch or self._read < state.journal_start:
+            self.update(state.running)
+        else:
+            changed = state.journal[self._read - state.journal_start:]
+            self.update(state.running, dict.fromkeys(changed))
+        self._epoch, self._read = state.order_epoch, state.journal_start + len(state.journal)
+        return self
 
-    def update(self, running: Mapping[int, Holding]) -> "Releases":
+    def update(self, running: Mapping[int, Holding], only: Iterable[int] | None = None) -> "Releases":
         """Bring the table up to date with ``running`` (job id -> job): take out the jobs that
-        ended or changed (a new allocation, a new time limit), put in the new ones."""
+        ended or changed (a new allocation, a new time limit), put in the new ones.  With
+        ``only``, the other jobs are known to be as they were."""
         held = self._held
-        if not held:
+        if not held and only is None:
             self._fill(running)
             return self
-        for job_id in held.keys() - running.keys():
-            self._take_out(job_id)
-        for job_id, job in running.items():
+        for job_id in (held.keys() - running.keys()) if only is None else (i for i in only if i not in running):
+            if job_id in held:
+                self._take_out(job_id)
+        new = []
+        for job_id in running if only is None else (i for i in only if i in running):
+            job = running[job_id]
             entry = held.get(job_id)
             if entry is not None:
                 if entry[0] is job.alloc and entry[1] == job.start_time and entry[2] == job.time_limit:
                     continue
                 self._take_out(job_id)
-            rows = self.rows([job])
-            self.add(rows)
-            held[job_id] = (job.alloc, job.start_time, job.time_limit, rows)
+            new.append((job_id, job))
+        self.add(self._hold(new))
         return self
+
+    def _hold(self, jobs: list[tuple[int, Holding]]) -> np.ndarray:
+        """Note what each job holds (to take it out again later); returns all their rows."""
+        rows = self.rows(job for _, job in jobs)
+        at = 0
+        for job_id, job in jobs:
+            count = len(job.alloc.nodes)
+            self._held[job_id] = (job.alloc, job.start_time, job.time_limit, rows[at:at + count])
+            at += count
+        return rows
 
     def copy(self) -> "Releases":
         """A copy to change within one cycle (the kept table is not touched)."""
-        other = Releases.__new__(Releases)
-        other.nodes, other.resolution, other._held = self.nodes, self.resolution, {}
+        other = Releases(0, self.resolution)
+        other.nodes = self.nodes
         other.times, other.cpus, other.mem, other.gpus = (a.copy() for a in (self.times, self.cpus, self.mem, self.gpus))
         return other
 
@@ -167,13 +190,7 @@ class Releases:
 
     def _fill(self, running: Mapping[int, Holding]) -> None:
         """The whole table at once, in a few array operations (the first cycle's)."""
-        jobs = list(running.items())
-        rows = self.rows(job for _, job in jobs)
-        at = 0
-        for job_id, job in jobs:
-            count = len(job.alloc.nodes)
-            self._held[job_id] = (job.alloc, job.start_time, job.time_limit, rows[at:at + count])
-            at += count
+        rows = self._hold(list(running.items()))
         rows = rows[rows[:, 1] < NEVER]
         order = np.lexsort((rows[:, 1], rows[:, 0]))  # by node, then time
         node, when = rows[order, 0], rows[order, 1]

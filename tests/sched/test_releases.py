@@ -9,9 +9,13 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minislurm.core.job import Allocation
+from minislurm.core.cluster import simple_cluster
+from minislurm.core.job import Allocation, Job, Shape
+from minislurm.core.state import ClusterState
+from minislurm.core.states import JobState
 from minislurm.sched.plan import NEVER, Plan
 from minislurm.sched.releases import Releases
+from minislurm.sched.schedule import schedule
 
 NODES = 4
 REQUESTS = [(c, m, g) for c in (0, 1, 3, 6, 9) for m in (0, 1000, 3000) for g in (0, 1, 3, 5)]
@@ -75,3 +79,33 @@ def test_a_job_past_its_limit_frees_one_step_from_now_and_rows_stay_in_order():
     assert plan.ready_times("five", (5, 0, 0)).tolist() == [190]  # both: by 190
     assert plan.ready_times("six", (6, 0, 0)).tolist() == [NEVER]
     assert table.times[0].tolist()[1:] == [60, 180]  # the kept table is not changed by a plan
+
+
+def test_a_kept_table_follows_the_state_through_its_journal():
+    """Starts, ends, requeues and time-limit changes on a real state, read by a kept table
+    through the state's journal (and afresh after ``reprioritized``), across journal trims."""
+    rng = np.random.default_rng(3)
+    state = ClusterState(simple_cluster(4, cpus=8, mem=8000, gpus=4, policy="conservative"))
+    kept = Releases()
+    for step in range(3000):
+        now = float(step * 30)
+        action = rng.integers(4)
+        if action == 0 or not state.running:
+            job = Job(state.new_job_id(), partition="gpu", submit_time=now, time_limit=float(rng.integers(1, 20) * 60),
+                      num_nodes=int(rng.integers(1, 3)), shape=Shape(cpus=int(rng.integers(1, 5)), gpus=int(rng.integers(0, 3))))
+            state.add(job)
+            for start in schedule(state, now, backfill_cycle=False).starts:
+                state.start(state.jobs[start.job_id], start.alloc, now)
+        else:
+            job = state.running[int(rng.choice(list(state.running)))]
+            if action == 1:
+                state.finish(job, JobState.COMPLETED, now)
+            elif action == 2:
+                state.requeue(job, now)
+            else:  # scontrol update TimeLimit=: the controller calls reprioritized()
+                job.time_limit = float(rng.integers(1, 20) * 60)
+                state.reprioritized()
+        if step % 7 == 0:
+            free = SimpleNamespace(cpu=state.nodes.free_cpu, mem=state.nodes.free_mem, gpu=state.nodes.free_gpu)
+            assert ready_times(kept.refresh(state), free, int(now)) == ready_times(Releases().refresh(state), free, int(now))
+    assert state.journal_start > 0  # trimmed along the way, and read across
