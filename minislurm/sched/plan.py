@@ -128,10 +128,9 @@ class Plan:
         p = self.promises
         if len(nodes) >= k and len(p):
             # Blocked: the last promise on the node beginning before the job would end, ends after now.
-            after = np.searchsorted(p.key, nodes << 40 | min(self.now + duration, NEVER), side="left")
-            before = np.maximum(after - 1, 0)
-            blocked = (after >= 1) & (p.node[before] == nodes) & (p.end[before] > self.now)
-            nodes = nodes[~blocked]
+            key, on, _, ends = p.padded
+            before = key.searchsorted(nodes << 40 | min(self.now + duration, NEVER)) - 1
+            nodes = nodes[(on[before] != nodes) | (ends[before] <= self.now)]
         return nodes[:k] if len(nodes) >= k else None
 
     def _windows(self, ready: np.ndarray, nodes: np.ndarray,
@@ -143,18 +142,15 @@ class Plan:
         if not len(p):
             return nodes, ready[nodes], np.full(len(nodes), NEVER, dtype=np.int64)
         # Candidate starts: when a node becomes ready, and when each promise on it ends.
-        later = (ready[p.node] < NEVER) & (p.end > ready[p.node]) & (p.end < NEVER)
-        node = np.concatenate([nodes, p.node[later]])
-        first = np.concatenate([ready[nodes], p.end[later]])
-        # A candidate is blocked if a promise on its node overlaps [first, first + duration).
-        after = np.searchsorted(p.key, node << 40 | np.minimum(first + duration, NEVER), side="left")
-        before = np.maximum(after - 1, 0)
-        blocked = (after >= 1) & (p.node[before] == node) & (p.end[before] > first)
-        # Otherwise it stays usable until the next promise on the node begins.
-        next_ = np.minimum(after, len(p) - 1)
-        has_next = (after < len(p)) & (p.node[next_] == node)
-        last = np.where(has_next, p.start[next_] - duration, NEVER)
-        keep = ~blocked
+        later = (p.end > ready[p.node]) & (p.end < NEVER)
+        node = np.concatenate((nodes, p.node[later]))
+        first = np.concatenate((ready[nodes], p.end[later]))
+        # A candidate is blocked if a promise on its node overlaps [first, first + duration);
+        # otherwise it stays usable until the next promise on the node begins.
+        key, on, begins, ends = p.padded
+        after = key.searchsorted(node << 40 | np.minimum(first + duration, NEVER))
+        keep = (on[after - 1] != node) | (ends[after - 1] <= first)
+        last = np.where(on[after] == node, begins[after] - duration, NEVER)
         return node[keep], first[keep], last[keep]
 
     @staticmethod

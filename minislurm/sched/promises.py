@@ -9,6 +9,7 @@ from collections.abc import Iterable
 import numpy as np
 
 NEVER = (1 << 40) - 1  # "no time": later than any real time, and below 2**40 (see Promises)
+LAST = np.iinfo(np.int64).max  # the key of the entry past the last promise (node 2**23 - 1)
 
 
 class Promises:
@@ -19,18 +20,24 @@ class Promises:
     Promises on one node never overlap."""
 
     def __init__(self) -> None:
-        empty = np.zeros(0, dtype=np.int64)
-        self.key = self.node = self.start = self.end = empty
+        self._keep(np.array([LAST], dtype=np.int64), np.array([NEVER], dtype=np.int64))
 
     def __len__(self) -> int:
         return len(self.key)
 
     def add(self, nodes: Iterable[int], start: int, end: int) -> None:
         keys = np.sort(np.fromiter(nodes, dtype=np.int64) << 40 | start)
-        at = np.searchsorted(self.key, keys)
-        self.key = np.insert(self.key, at, keys)
-        self.end = np.insert(self.end, at, min(end, NEVER))
-        self.node, self.start = self.key >> 40, self.key & NEVER
+        key, _, _, ends = self.padded
+        at = np.searchsorted(key, keys)
+        self._keep(np.insert(key, at, keys), np.insert(ends, at, min(end, NEVER)))
+
+    def _keep(self, key: np.ndarray, end: np.ndarray) -> None:
+        """``padded``: the arrays with one more entry past the last promise, on no real node,
+        so that a search may look one entry before or after where it lands without a bounds
+        check (one before the first is that last one); ``key``, ``node``, ``start`` and
+        ``end`` leave it out."""
+        self.padded = key, key >> 40, key & NEVER, end
+        self.key, self.node, self.start, self.end = (a[:-1] for a in self.padded)
 
     def free_until(self, now: int, nodes: int) -> np.ndarray:
         """Per node, when the first promise not yet over at ``now`` begins (NEVER if none)."""
