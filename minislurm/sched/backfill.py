@@ -139,8 +139,8 @@ def run(work: "Pass", order: list[Job], easy: bool = False, promise_all: bool = 
         if found is None or found[0] > plan.now:  # the plan says no (not a placement's refusal)
             if easy:
                 cannot_start.add(shape, job.num_nodes, duration)
-            if start_now is not None:
-                beyond = not now_or_never and (found is None or found[0] > horizon)
+            beyond = not now_or_never and (found is None or found[0] > horizon)
+            if start_now is not None and (beyond or easy):  # "not now" alone passes nothing over unless EASY
                 start_now.no_start_by(at - 1, job.num_nodes, duration, horizon if beyond else plan.now)
         if work.reason.get(job.job_id, Reason.PRIORITY) == Reason.PRIORITY and work.reserved_for_other(job, required):
             work.reason[job.job_id] = Reason.RESERVED_FOR_OTHER
