@@ -41,7 +41,7 @@ class Plan:
         self._ready_cache: dict = {}
         self.version = 0  # changes with every start and promise
         self.releases_version = 0  # changes with every start
-        self._room_checked: tuple | None = None  # ((version, floor), answer) of the last room_now
+        self._room_checked: tuple | None = None  # ((releases_version, floor), nodes open now, any)
 
     def ready_times(self, key, req: Request) -> np.ndarray:
         """For each node, the first time running jobs leave room for ``req`` (NEVER if never);
@@ -83,8 +83,13 @@ class Plan:
 
     def reserve(self, nodes: Iterable[int], start: int, end: int) -> None:
         """Promise whole nodes for [start, end)."""
+        nodes = np.fromiter(nodes, dtype=np.int64)
         self.promises.add(nodes, start, end)
         self.version += 1
+        checked = self._room_checked
+        if start <= self.now and checked is not None and checked[2]:  # promised from now: not open now
+            checked[1][nodes] = False
+            self._room_checked = checked[:2] + (bool(checked[1].any()),)
 
     # -- when can a job start ---------------------------------------------------------------
     def earliest_start(self, ready: np.ndarray, k: int, duration: int,
@@ -187,11 +192,10 @@ class Plan:
     def room_now(self, usable: np.ndarray, floor: tuple[int, int, int] = (0, 0, 0)) -> bool:
         """Could any job at all start now?  Not if every usable node is promised now or has
         less than ``floor`` (the least CPUs, memory and GPUs any queued job asks of a node)
-        free.  Asked again with nothing changed (no start, no promise), it answers as before."""
-        if self._room_checked is not None and self._room_checked[0] == (self.version, floor):
-            return self._room_checked[1]
-        open_ = self.free.open_now(usable, floor)
-        open_[self.promises.held_at(self.now)] = False
-        answer = bool(open_.any())
-        self._room_checked = ((self.version, floor), answer)
-        return answer
+        free.  The nodes open now are kept until the next start; a promise from now closes
+        its nodes."""
+        if self._room_checked is None or self._room_checked[0] != (self.releases_version, floor):
+            open_ = self.free.open_now(usable, floor)
+            open_[self.promises.held_at(self.now)] = False
+            self._room_checked = ((self.releases_version, floor), open_, bool(open_.any()))
+        return self._room_checked[2]
