@@ -109,12 +109,15 @@ class Plan:
             times = ready[nodes]
             start = int(np.partition(times, k - 1)[k - 1])
             return start, nodes[times <= start][:k]
+        if k == 1:  # the earliest window of any node: when each closes does not matter
+            node, first = self._windows(ready, nodes, duration, closes=False)
+            if not len(node):
+                return None
+            start = int(first.min())
+            return start, node[first == start].min(keepdims=True)
         node, first, last = self._windows(ready, nodes, duration)
         if len(node) < k:
             return None
-        if k == 1:
-            start = int(first.min())
-            return start, node[first == start].min(keepdims=True)
         order, times, count = self._sweep(first, last)
         hit = np.flatnonzero(count >= k)
         if not len(hit):
@@ -138,14 +141,16 @@ class Plan:
             nodes = nodes[(on[before] != nodes) | (ends[before] <= self.now)]
         return nodes[:k] if len(nodes) >= k else None
 
-    def _windows(self, ready: np.ndarray, nodes: np.ndarray,
-                 duration: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _windows(self, ready: np.ndarray, nodes: np.ndarray, duration: int,
+                 closes: bool = True) -> tuple[np.ndarray, ...]:
         """Each usable window as (node, first start, last start): a job of ``duration`` may
         start on ``node`` at any time in [first, last] without touching a promise.  A node's
-        windows never overlap, since promises on one node never do."""
+        windows never overlap, since promises on one node never do.  ``closes=False``: only
+        (node, first start)."""
         p = self.promises
         if not len(p):
-            return nodes, ready[nodes], np.full(len(nodes), NEVER, dtype=np.int64)
+            never = np.full(len(nodes), NEVER, dtype=np.int64)
+            return (nodes, ready[nodes], never) if closes else (nodes, ready[nodes])
         # Candidate starts: when a node becomes ready, and when each promise on it ends.
         later = (p.end > ready[p.node]) & (p.end < NEVER)
         node = np.concatenate((nodes, p.node[later]))
@@ -155,6 +160,8 @@ class Plan:
         key, on, begins, ends = p.padded
         after = key.searchsorted(node << 40 | np.minimum(first + duration, NEVER))
         keep = (on[after - 1] != node) | (ends[after - 1] <= first)
+        if not closes:
+            return node[keep], first[keep]
         last = np.where(on[after] == node, begins[after] - duration, NEVER)
         return node[keep], first[keep], last[keep]
 
