@@ -119,8 +119,7 @@ def run(work: "Pass", order: list[Job], easy: bool = False, promise_all: bool = 
             found = None  # a job like it, as small and as short, found no start within the window
         else:
             req = request(job, state.nodes)
-            ready = plan.ready_times(request_key(job), req).copy()
-            ready[~allowed] = NEVER
+            ready = np.where(allowed, plan.ready_times(request_key(job), req), NEVER)
             if now_or_never:
                 nodes = plan.start_now(ready, job.num_nodes, duration)
                 found = None if nodes is None else (plan.now, nodes)
