@@ -151,7 +151,7 @@ def run(work: "Pass", order: list[Job], easy: bool = False, promise_all: bool = 
             plan.reserve(nodes, start, min(start + duration, NEVER))
             promised_parts.add(job.partition)
             expected[job.job_id] = float(max(start, now))
-            planned[job.job_id] = tuple(int(n) for n in nodes)
+            planned[job.job_id] = tuple(nodes.tolist())
         if not promise_all and not plan.room_now(state.nodes.usable, floor):
             break
     return expected, planned

@@ -83,7 +83,7 @@ class Plan:
 
     def reserve(self, nodes: Iterable[int], start: int, end: int) -> None:
         """Promise whole nodes for [start, end)."""
-        nodes = np.fromiter(nodes, dtype=np.int64)
+        nodes = np.asarray(nodes, dtype=np.int64)
         self.promises.add(nodes, start, end)
         self.version += 1
         checked = self._room_checked

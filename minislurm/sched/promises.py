@@ -4,8 +4,6 @@ in one sorted array so that "what is promised on node n around time t" is a bina
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import numpy as np
 
 NEVER = (1 << 40) - 1  # "no time": later than any real time, and below 2**40 (see Promises)
@@ -25,8 +23,8 @@ class Promises:
     def __len__(self) -> int:
         return len(self.key)
 
-    def add(self, nodes: Iterable[int], start: int, end: int) -> None:
-        keys = np.sort(np.fromiter(nodes, dtype=np.int64) << 40 | start)
+    def add(self, nodes: np.ndarray, start: int, end: int) -> None:
+        keys = np.sort(nodes << 40 | start)
         key, _, _, ends = self.padded
         end = min(end, NEVER)
         if len(keys) == 1:  # most promises: one node, and joining arrays is cheaper than np.insert

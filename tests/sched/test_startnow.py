@@ -160,7 +160,7 @@ def test_first_unpromised_and_free_until_match_brute_force(seed):
         node, start = rng.randrange(nodes), rng.choice([0, 10, 20, 30, 40, 50, 70])
         end = start + rng.choice([10, 20, 30])
         if not any(n == node and s < end and start < e for n, s, e in made):  # promises on a node never overlap
-            p.add([node], start, end)
+            p.add(np.array([node]), start, end)
             made.append((node, start, end))
     times = np.array([[rng.choice([0, 5, 10, 25, 40, 60, NEVER]) for _ in range(nodes)] for _ in range(3)])
     got = p.first_unpromised(times)
