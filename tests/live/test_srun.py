@@ -83,14 +83,14 @@ def test_labels_and_block_layout(live):
         assert mine[1] == f"{t}: second"
 
 
-# Task 0 starts a line and ends it only after task 1 has written a whole line of its own.
-HALF_LINES = """rm -f started-$SLURM_STEP_ID wrote-$SLURM_STEP_ID
-if [ "$SLURM_PROCID" = 0 ]; then
-  printf "a0-"; touch started-$SLURM_STEP_ID
-  until [ -e wrote-$SLURM_STEP_ID ]; do sleep 0.05; done; echo end; printf tail0
+# Task 0 starts a line and ends it only after task 1 has written a whole line of its own (the
+# files are the job's own: each srun here is a job of its own).
+HALF_LINES = """if [ "$SLURM_PROCID" = 0 ]; then
+  printf "a0-"; touch started-$SLURM_JOB_ID
+  until [ -e wrote-$SLURM_JOB_ID ]; do sleep 0.05; done; echo end; printf tail0
 else
-  until [ -e started-$SLURM_STEP_ID ]; do sleep 0.05; done; sleep 0.3
-  echo "b1 whole"; touch wrote-$SLURM_STEP_ID
+  until [ -e started-$SLURM_JOB_ID ]; do sleep 0.05; done; sleep 0.3
+  echo "b1 whole"; touch wrote-$SLURM_JOB_ID
 fi
 """
 
