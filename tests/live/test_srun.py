@@ -108,6 +108,7 @@ def test_task_output_arrives_a_whole_line_at_a_time(live):
 
 def test_unbuffered_passes_a_prompt_on_before_its_newline(live):
     """``srun -u``: bytes as they come, so a prompt shows while the task waits for an answer."""
+    (live.work / "answered").unlink(missing_ok=True)
     proc = subprocess.Popen([str(live.c.dir / "bin" / "srun"), "-u", "-n1", "bash", "-c",
                              "printf 'name? '; until [ -e answered ]; do sleep 0.05; done; echo ok"],
                             env=live.c.env(), cwd=live.work, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
