@@ -35,11 +35,9 @@ class Plan:
         self.now = int(now)
         self.table = releases.copy()  # this cycle's: starts go into it, the kept one is not touched
         self.table.settle(self.now)
-        self.resolution = self.table.resolution
         self.grid, self.grid_all = self.table.grid, self.table.grid_all
         self.promises = Promises()
         self._ready_cache: dict = {}
-        self.version = 0  # changes with every start and promise
         self.releases_version = 0  # changes with every start
         self._room_checked: tuple | None = None  # ((releases_version, floor), nodes open now, any)
 
@@ -78,14 +76,12 @@ class Plan:
         resources until its limit."""
         self.table.add(self.table.rows([job]))
         self._ready_cache = {}
-        self.version += 1
-        self.releases_version = self.version
+        self.releases_version += 1
 
     def reserve(self, nodes: Iterable[int], start: int, end: int) -> None:
         """Promise whole nodes for [start, end)."""
         nodes = np.asarray(nodes, dtype=np.int64)
         self.promises.add(nodes, start, end)
-        self.version += 1
         checked = self._room_checked
         if start <= self.now and checked is not None and checked[2]:  # promised from now: not open now
             checked[1][nodes] = False
