@@ -1,4 +1,5 @@
-"""slurm.conf / gres.conf: the lab files, man-page syntax, every error, warnings, render round trip."""
+"""slurm.conf: the lab files, man-page syntax, every error, warnings (gres.conf:
+test_gresconf.py; rendering: test_slurmconf_render.py)."""
 
 from __future__ import annotations
 
@@ -6,11 +7,8 @@ import math
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from minislurm.core.cluster import (ClusterConfig, NodeConfig, PartitionConfig, PriorityConfig,
-                                    SchedulerConfig, simple_cluster)
+from minislurm.core.cluster import ClusterConfig, PriorityConfig, SchedulerConfig
 from minislurm.core.gresconf import render_gres_conf
 from minislurm.core.slurmconf import ConfigError, load, parse_slurm_conf, render_slurm_conf
 
@@ -339,169 +337,8 @@ def test_errors_name_the_given_path():
         parse_slurm_conf("Foo", path="/etc/slurm/slurm.conf")
 
 
-# --- gres.conf --------------------------------------------------------------------------------
-
-NODES = "GresTypes=gpu,mps\nNodeName=gpu[01-04] Gres=gpu:a100:4,mps:400\n"
-
-
-def test_gres_conf_nodename_restricts_lines_and_files_accumulate():
-    cfg = parse(NODES, "AutoDetect=off\n"
-                       "NodeName=gpu[01-02] Name=gpu Type=a100 File=/dev/nvidia[0-3]\n"
-                       "NodeName=gpu03 Name=gpu File=/dev/nvidia0 Cores=0-7\n"
-                       "NodeName=gpu03 Name=gpu File=/dev/nvidia1,/dev/nvidia[2-3]\n"
-                       "Name=mps Count=400 File=/dev/nvidia[0-3]\n")
-    files = [n.gpu_files for n in cfg.nodes]
-    assert files == [GPU_FILES[:4]] * 3 + [[]]
-    assert cfg.warnings == [
-        "gres.conf line 3: gres.conf key 'cores' is not modelled by minislurm (ignored)"]
-
-
-def test_gres_conf_count_mismatch_is_a_warning():
-    cfg = parse(NODES, "NodeName=gpu[01-02] Name=gpu File=/dev/nvidia[0-1]\n"
-                       "NodeName=gpu03 Name=gpu Count=6 File=/dev/nvidia[0-5]\n"
-                       "NodeName=gpu04 Name=mps Count=400\n")
-    assert cfg.nodes[0].gpus == 4 and cfg.nodes[0].gpu_files == GPU_FILES[:2]
-    assert cfg.warnings == [
-        "gres.conf: gpu[01-02]: gres.conf gives 2 gpu but slurm.conf Gres gives 4 "
-        "(real Slurm drains a node that reports fewer)",
-        "gres.conf: gpu03: gres.conf gives 6 gpu but slurm.conf Gres gives 4"]
-
-
-def test_gres_conf_other_warnings():
-    cfg = parse(NODES, "AutoDetect=nvml\n"
-                       "NodeName=gpu[04-05] Name=gpu Type=h100 File=/dev/nvidia[0-3]\n")
-    assert cfg.nodes[3].gpu_files == GPU_FILES[:4]
-    assert cfg.warnings == [
-        "gres.conf line 1: AutoDetect=nvml is not emulated by minislurm; File= lines and "
-        "slurm.conf Gres counts are used",
-        "gres.conf line 2: nodes not in slurm.conf are ignored: gpu05",
-        "gres.conf line 2: Type=h100 but slurm.conf gives gpu04 gpu type 'a100'"]
-
-
-@pytest.mark.parametrize("gres, message", [
-    ("Name=gpu Fiel=/dev/nvidia0", "gres.conf line 1: unknown gres.conf key 'Fiel'"),
-    ("Name=shard Count=8", "gres.conf line 1: GRES 'shard' is not declared in GresTypes"),
-    ("Name=gpu Count=2 File=/dev/nvidia[0-3]", "gres.conf line 1: Count=2 but File= names 4 device(s)"),
-    ("Name=gpu File=/dev/nvidia[0-", "gres.conf line 1: File=/dev/nvidia[0- is not a valid hostlist"),
-    ("NodeName=gpu[1-0] Name=gpu", "gres.conf line 1: NodeName=gpu[1-0] is not a valid hostlist"),
-    ("Name=mps Count=lots", "gres.conf line 1: Count=lots is not a GRES count"),
-    ("File=/dev/nvidia0", "gres.conf line 1: a gres.conf line needs Name="),
-    ("AutoDetect=magic", "gres.conf line 1: AutoDetect=magic is not one of full, nrt, nvidia, "
-     "nvml, off, oneapi, rsmi"),
-    ("\n# comment\nName gpu", "gres.conf line 3: expected Key=Value, found 'Name'"),
-])
-def test_gres_conf_errors(gres, message):
-    with pytest.raises(ConfigError) as err:
-        parse(NODES, gres)
-    assert str(err.value) == message
-
-
-def test_load_without_gres_conf(tmp_path):
-    (tmp_path / "slurm.conf").write_text("GresTypes=gpu\nNodeName=a Gres=gpu:2\nBad\n")
-    with pytest.raises(ConfigError, match=f"^{tmp_path / 'slurm.conf'} line 3: "):
-        load(tmp_path / "slurm.conf")
-    (tmp_path / "slurm.conf").write_text("GresTypes=gpu\nNodeName=a Gres=gpu:2\n")
-    assert load(tmp_path / "slurm.conf").nodes[0].gpu_files == []
-
-
-# --- render -----------------------------------------------------------------------------------
-
-def test_render_groups_consecutive_identical_nodes():
-    cfg = simple_cluster(6, prefix="gpu")
-    cfg.nodes[4].weight = 10
-    text = render_slurm_conf(cfg)
-    node_lines = [line for line in text.splitlines() if line.startswith("NodeName=")]
-    assert node_lines == [
-        "NodeName=gpu[01-04] CPUs=32 RealMemory=256000 Gres=gpu:8 State=IDLE",
-        "NodeName=gpu05 CPUs=32 RealMemory=256000 Gres=gpu:8 Weight=10 State=IDLE",
-        "NodeName=gpu06 CPUs=32 RealMemory=256000 Gres=gpu:8 State=IDLE"]
-    assert "PartitionName=gpu Nodes=ALL Default=YES MaxTime=UNLIMITED State=UP" in text
-    back = parse(text)
-    assert back == cfg and back.warnings == []
-
-
-def test_render_writes_the_policy_real_slurm_cannot_express():
-    cfg = simple_cluster(2, policy="easy")
-    assert "SchedulerType=sched/backfill\n#minislurm: BackfillPolicy=easy\n" in render_slurm_conf(cfg)
-    assert parse(render_slurm_conf(cfg)).sched.policy == "easy"
-
-
-NAMES = st.from_regex(r"[a-z][a-z0-9-]{0,11}", fullmatch=True)
-MINUTES = st.integers(1, 60 * 24 * 30).map(lambda m: m * 60.0)
-
-
-@st.composite
-def clusters(draw) -> ClusterConfig:
-    nodes: list[NodeConfig] = []
-    for prefix in draw(st.lists(st.sampled_from(["gpu", "cpu", "node", "dgx"]), min_size=1,
-                                max_size=3, unique=True)):
-        width, start, count = draw(st.integers(1, 3)), draw(st.integers(0, 20)), draw(st.integers(1, 5))
-        gpus = draw(st.sampled_from([0, 1, 2, 4, 8]))
-        attrs = dict(cpus=draw(st.integers(1, 256)), real_memory=draw(st.integers(1, 2_000_000)),
-                     gpus=gpus, gpu_type=draw(st.sampled_from([None, "a100", "h100"])) if gpus else None,
-                     gres=draw(st.sampled_from([{}, {"shard": 8}, {"mps": 100, "shard": 2}])),
-                     weight=draw(st.integers(1, 100)),
-                     features=draw(st.lists(st.sampled_from(["ib", "nvlink", "ssd"]), unique=True,
-                                            max_size=2)),
-                     state=draw(st.sampled_from(["UNKNOWN", "IDLE", "DOWN", "DRAIN", "FUTURE"])))
-        files = [f"/dev/nvidia{i}" for i in range(gpus)] if draw(st.booleans()) else []
-        odd = draw(st.integers(-1, count - 1))  # one node that differs splits the NodeName line
-        for i in range(count):
-            nodes.append(NodeConfig(f"{prefix}{start + i:0{width}d}", **{**attrs, "gres": dict(attrs["gres"]),
-                                    "weight": attrs["weight"] + (i == odd), "gpu_files": list(files)}))
-    names = [n.name for n in nodes]
-    parts = []
-    part_names = draw(st.lists(st.sampled_from(["gpu", "debug", "long", "Batch"]), min_size=1,
-                               max_size=3, unique=True))
-    default = draw(st.integers(-1, len(part_names) - 1))
-    for k, name in enumerate(part_names):
-        max_time = draw(st.one_of(st.just(math.inf), MINUTES))
-        default_time = draw(st.one_of(st.none(), MINUTES.filter(lambda t: t <= max_time)))
-        parts.append(PartitionConfig(
-            name, nodes=draw(st.one_of(st.just(names), st.lists(st.sampled_from(names), unique=True))),
-            default=k == default, max_time=max_time, default_time=default_time,
-            max_nodes=draw(st.one_of(st.just(math.inf), st.integers(1, 64))),
-            state=draw(st.sampled_from(["UP", "DOWN", "DRAIN", "INACTIVE"])),
-            priority_tier=draw(st.integers(0, 10)), priority_job_factor=draw(st.integers(0, 100)),
-            exclusive=draw(st.booleans())))
-    gres_types = {"gpu" for n in nodes if n.gpus} | {g for n in nodes for g in n.gres}
-    sched = SchedulerConfig(
-        draw(st.sampled_from(["sched/backfill", "sched/builtin"])),
-        draw(st.sampled_from(["conservative", "easy", "fifo"])),
-        bf_interval=float(draw(st.integers(-1, 300))), bf_window=draw(MINUTES),
-        bf_resolution=float(draw(st.integers(1, 3600))), bf_max_job_test=draw(st.integers(1, 10_000)),
-        requeue_delay=float(draw(st.integers(0, 600))))
-    weights = st.integers(0, 100_000)
-    prio = PriorityConfig(
-        draw(st.sampled_from(["priority/multifactor", "priority/basic"])),
-        *(draw(weights) for _ in range(6)),
-        decay_half_life=draw(st.one_of(st.just(math.inf), MINUTES)), max_age=draw(MINUTES),
-        calc_period=draw(MINUTES), favor_small=draw(st.booleans()),
-        flags=set(draw(st.lists(st.sampled_from(["NO_FAIR_TREE", "ACCRUE_ALWAYS",
-                                                 "SMALL_RELATIVE_TO_TIME"]), unique=True))))
-    mem = draw(st.sampled_from(["cpu", "node", None]))
-    return ClusterConfig(
-        cluster_name=draw(NAMES), nodes=nodes, partitions=parts, gres_types=gres_types,
-        sched=sched, priority=prio, slurmd_timeout=float(draw(st.integers(0, 600))),
-        return_to_service=draw(st.integers(0, 2)), job_requeue=draw(st.booleans()),
-        kill_wait=float(draw(st.integers(0, 300))), first_job_id=draw(st.integers(1, 10**6)),
-        def_mem_per_cpu=draw(st.integers(1, 10**6)) if mem == "cpu" else None,
-        def_mem_per_node=draw(st.integers(1, 10**6)) if mem == "node" else None,
-        state_save_location=draw(st.sampled_from(["/var/spool/slurmctld", "/srv/state"])))
-
-
-@settings(max_examples=200, deadline=None)
-@given(clusters())
-def test_render_then_parse_round_trips(cfg):
-    text, gres = render_slurm_conf(cfg), render_gres_conf(cfg)
-    back = parse(text, gres)
-    assert back.warnings == []  # everything render writes is modelled
-    assert back == cfg
-
-
 def test_a_slurm_conf_without_priority_type_is_fifo_as_in_slurm():
     """Slurm's default PriorityType is priority/basic; minislurm's own files always name theirs."""
-    from minislurm.core.slurmconf import parse_slurm_conf, render_slurm_conf
     text = "NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1 Default=YES\n"
     assert parse_slurm_conf(text).priority.type == "priority/basic"
     assert parse_slurm_conf(text + "PriorityType=priority/multifactor\n").priority.type == "priority/multifactor"
