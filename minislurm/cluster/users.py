@@ -83,9 +83,10 @@ def _locked(folder: Path):
         yield
 
 
-def _taken_ids() -> tuple[set[int], set[int]]:
-    """Every uid and gid known here: the image's own and the cluster's (NSS reads both)."""
-    return {p.pw_uid for p in pwd.getpwall()}, {g.gr_gid for g in grp.getgrall()}
+def _image_accounts() -> tuple[set[str], set[int], set[int]]:
+    """The names, uids and gids known here: the image's own and the cluster's (NSS reads both)."""
+    accounts = pwd.getpwall()
+    return {p.pw_name for p in accounts}, {p.pw_uid for p in accounts}, {g.gr_gid for g in grp.getgrall()}
 
 
 def add(name: str, uid: int | None = None, *, folder: Path = USERS_DIR) -> tuple[User, bool]:
@@ -99,12 +100,9 @@ def add(name: str, uid: int | None = None, *, folder: Path = USERS_DIR) -> tuple
                 if uid is not None and uid != user.uid:
                     raise UserError(f"user {name} exists with uid {user.uid}, not {uid}")
                 return user, False
-        try:
-            pwd.getpwnam(name)
+        names, uids, gids = _image_accounts()
+        if name in names:
             raise UserError(f"{name} is a system account of the image")
-        except KeyError:
-            pass
-        uids, gids = _taken_ids()
         ours = users(folder)  # NSS reads them too, in the containers; not where tests run
         uids |= {u.uid for u in ours}
         gids |= {u.gid for u in ours}

@@ -117,7 +117,8 @@ def test_docker_cluster_knows_the_config_its_controller_writes(tmp_path):
 
 # -- users ------------------------------------------------------------------------------------------
 def test_users_get_fresh_ids_their_own_group_and_keep_them(tmp_path, monkeypatch):
-    monkeypatch.setattr(users, "_taken_ids", lambda: ({0, 1000}, {0, 1000}))  # the image's own
+    # The image's own accounts, not this machine's (which may have an alice of its own).
+    monkeypatch.setattr(users, "_image_accounts", lambda: ({"root", "lab"}, {0, 1000}, {0, 1000}))
     alice, new = users.add("alice", folder=tmp_path)
     bob, _ = users.add("bob", folder=tmp_path)
     carol, _ = users.add("carol", 2001, folder=tmp_path)
@@ -127,6 +128,8 @@ def test_users_get_fresh_ids_their_own_group_and_keep_them(tmp_path, monkeypatch
         users.add("alice", 3000, folder=tmp_path)
     with pytest.raises(users.UserError, match="invalid user name"):
         users.add("Bad!", folder=tmp_path)
+    with pytest.raises(users.UserError, match="lab is a system account of the image"):
+        users.add("lab", folder=tmp_path)
     assert (tmp_path / "passwd").read_text().splitlines()[0] == "alice:x:1001:1001:alice:/home/alice:/bin/bash"
     assert (tmp_path / "group").read_text().splitlines() == ["alice:x:1001:", "bob:x:1002:", "carol:x:2001:"]
     assert oct((tmp_path / "passwd").stat().st_mode & 0o777) == "0o644"
