@@ -24,7 +24,20 @@ labs: $(STAMP)
 	$(VENV)/bin/jupyter lab --notebook-dir=dist/student $(JUPYTER_ARGS)
 
 # The README's test command: unit tests, every lab notebook, the book build and the browser test.
-test: test-unit test-labs test-book
+# Every part runs even when one before it fails, and a summary says how each went; the exit
+# status is non-zero if any part failed.  TEST_PARTS=unit runs only that part.
+TEST_PARTS ?= unit labs book
+test: $(STAMP)
+	@failed=""; summary=""; \
+	for part in $(TEST_PARTS); do \
+	    echo "== make test-$$part =="; start=$$(date +%s); \
+	    if $(MAKE) --no-print-directory $(addprefix -f ,$(MAKEFILE_LIST)) test-$$part; \
+	    then result=passed; else result=FAILED; failed="$$failed $$part"; fi; \
+	    took=$$(( $$(date +%s) - start )); \
+	    summary="$$summary$$(printf '  test-%-6s %s in %dm%02ds' $$part $$result $$((took / 60)) $$((took % 60)))\n"; \
+	done; \
+	printf '== make test: every part ran ==\n%b' "$$summary"; \
+	if [ -n "$$failed" ]; then echo "make test: failed:$$failed"; exit 1; fi
 
 test-unit: $(STAMP)
 	$(PY) -m pytest -q --durations=25 -n 3 --no-loadscope-reorder --ignore=tests/book

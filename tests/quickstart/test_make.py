@@ -1,0 +1,41 @@
+"""The README's two commands as a newcomer meets them: ``make test`` runs every part and says how
+each went, so a failure in the unit tests does not hide whether the labs and the book work."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def make(*args: str, extra: Path) -> subprocess.CompletedProcess:
+    # -o: the virtualenv counts as made, whatever the timestamps; -f extra adds stand-in parts.
+    return subprocess.run(["make", "--no-print-directory", "-o", ".venv/.installed", "-f", "Makefile",
+                           "-f", str(extra), *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+
+def test_every_part_runs_and_a_failure_is_reported_at_the_end(tmp_path):
+    parts = tmp_path / "parts.mk"
+    parts.write_text("test-first: ; @echo first ran; exit 3\n"
+                     "test-second: ; @echo second ran\n")
+    r = make("test", "TEST_PARTS=first second", extra=parts)
+    assert r.returncode != 0
+    assert "first ran" in r.stdout and "second ran" in r.stdout  # the failure did not stop the run
+    summary = r.stdout.split("== make test: every part ran ==", 1)[1]
+    assert "test-first  FAILED" in summary and "test-second passed" in summary
+    assert "make test: failed: first" in summary
+
+
+def test_all_parts_passing_exits_zero(tmp_path):
+    parts = tmp_path / "parts.mk"
+    parts.write_text("test-first: ; @true\ntest-second: ; @true\n")
+    r = make("test", "TEST_PARTS=first second", extra=parts)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "failed" not in r.stdout
+
+
+def test_the_default_parts_are_unit_labs_and_book():
+    r = subprocess.run(["make", "-n", "-p", "-o", ".venv/.installed", "test"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=60)
+    assert "\nTEST_PARTS = unit labs book\n" in r.stdout  # make's database, as -p prints it
