@@ -37,14 +37,18 @@ def report(rows: list[dict], now: float) -> str:
     cpu = job.get("total_cpu") or 0.0
     rss = max((r.get("max_rss") or 0 for r in steps), default=0)
     lines = [f"Job ID: {job['job_id']}", f"User/Group: {job['user']}/{job['user']}",
-             f"State: {state} (exit code {job.get('exit_code', 0)})"]
+             f"State: {state}" if state in ("PENDING", "RUNNING")
+             else f"State: {state} (exit code {job.get('exit_code', 0)})"]
+    # As contribs/seff: a job with no cores allocated yet (pending) counts one; one core is
+    # "Cores: 1", more are given per node, even on a single node.
+    cores = cores or 1
     nodes = job.get("nnodes") or 1
-    if nodes > 1:
-        lines += [f"Nodes: {nodes}", f"Cores per node: {cores // nodes}"]
+    if cores == 1:
+        lines.append("Cores: 1")
     else:
-        lines.append(f"Cores: {cores}")
-    if state in ("RUNNING", "PENDING"):
-        lines.append("WARNING: Efficiency statistics may be misleading for RUNNING jobs.")
+        lines += [f"Nodes: {nodes}", f"Cores per node: {cores // nodes}"]
+    if state == "PENDING":  # nothing has run: seff reports no efficiency at all
+        return "\n".join(lines + ["Efficiency not available for jobs in the PENDING state."]) + "\n"
     walltime = elapsed * cores
     lines += [f"CPU Utilized: {format_elapsed(int(cpu))}",
               f"CPU Efficiency: {100 * cpu / walltime if walltime else 0:.2f}% of {format_elapsed(walltime)} "
@@ -56,6 +60,8 @@ def report(rows: list[dict], now: float) -> str:
         lines.append(f"Memory Efficiency: {100 * rss / (req_mb * 1024):.2f}% of {_size(req_mb * 1024)}")
     else:
         lines.append("Memory Efficiency: 0.00% of 0.00 MB (no memory requested)")
+    if state == "RUNNING":
+        lines.append("WARNING: Efficiency statistics may be misleading for RUNNING jobs.")
     return "\n".join(lines) + "\n"
 
 

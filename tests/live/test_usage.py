@@ -31,7 +31,7 @@ def test_sacct_and_seff_report_cpu_and_memory_of_a_finished_job(live):
     assert int(rows[f"{job}.0"][1].rstrip("K")) >= 2 * 60 * 1024  # both 64 MiB buffers at once
     assert rows[str(job)][1] == "" and seconds(rows[str(job)][0]) >= step_cpu  # the job line adds steps up
     out = live.run("seff", str(job)).stdout
-    assert f"Job ID: {job}\n" in out and "State: COMPLETED (exit code 0)" in out and "Cores: 2" in out
+    assert f"Job ID: {job}\n" in out and "State: COMPLETED (exit code 0)" in out and "Nodes: 1\nCores per node: 2\n" in out
     assert re.search(r"CPU Utilized: 00:00:0[234]\n", out), out  # the job line's TotalCPU
     eff = float(re.search(r"CPU Efficiency: ([\d.]+)%", out).group(1))
     assert 0 < eff <= 100, out  # over Elapsed x 2 cores: how far below 100 depends on the machine's load
