@@ -7,11 +7,14 @@ STAMP  := $(VENV)/.installed
 .PHONY: demo labs test test-unit test-fast test-labs test-book book bench grade-demo grader-image cluster-image docker-cluster real-slurm clean
 
 $(STAMP): requirements.txt pyproject.toml
+	@echo "Setting up $(VENV): the pinned requirements (torch CPU, JupyterLab, otter-grader, ...) and minislurm;"
+	@echo "once, about 1.7 GB: from 1.5 minutes with pip's cache to 5 minutes or more without."
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.txt
 	$(PY) -m pip install -q --no-deps -e . --config-settings editable_mode=compat
 	touch $(STAMP)
+	@echo "$(VENV) is ready."
 
 demo: $(STAMP)
 	$(VENV)/bin/minislurm demo
@@ -19,9 +22,14 @@ demo: $(STAMP)
 # The learner's path: the student notebooks (answers blanked, a check cell under each) in
 # dist/student, and a Jupyter server on them; no Node.js, no book build.  Made once: run again,
 # it keeps your work (delete dist/student for fresh copies).  JUPYTER_ARGS=--no-browser, ...
+# As root (a container, a lab VM) Jupyter needs --allow-root, which is added for you.
+LABS_DIR     ?= dist
+JUPYTER_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 labs: $(STAMP)
-	@test -d dist/student || $(VENV)/bin/minislurm grade assign --no-run-tests --out dist
-	$(VENV)/bin/jupyter lab --notebook-dir=dist/student $(JUPYTER_ARGS)
+	@test -d $(LABS_DIR)/student || { \
+	    echo "Making the student notebooks in $(LABS_DIR)/student (once, about a minute)"; \
+	    $(VENV)/bin/minislurm grade assign --no-run-tests --jobs 2 --out $(LABS_DIR); }
+	$(VENV)/bin/jupyter lab --notebook-dir=$(LABS_DIR)/student $(JUPYTER_ROOT) $(JUPYTER_ARGS)
 
 # The README's test command: unit tests, every lab notebook, the book build and the browser test.
 # Every part runs even when one before it fails, and a summary says how each went; the exit

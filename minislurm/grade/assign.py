@@ -26,6 +26,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import copy
 import json
@@ -131,12 +132,21 @@ def check_worked(lab_nb, student: Path, autograder: Path, scratch: Path) -> None
     outcome = run_one(LocalSandbox(), scratch, autograder, cell_timeout=300, total_timeout=1800)
     if outcome.error:
         raise AssignError(f"{student.stem}: grading the worked solutions failed: {outcome.error}\n{outcome.log_tail[-1500:]}")
-    short = {q: r["failed"] for q, r in outcome.result["questions"].items() if r["score"] < r["possible"]}
+    short = {q: r["failed"] for q, r in outcome.result["questions"].items()
+             if r["score"] is None or r["score"] < r["possible"]}  # None: timed out, not graded
     if short:
         raise AssignError(f"{student.stem}: the worked solutions do not pass every check: {short}")
 
 
-def assign(labs: list[Path], dist: Path, *, run_tests: bool = True, jobs: int = 1) -> list[Assigned]:
-    """Assign every lab (``jobs`` at a time); raises :class:`AssignError` on the first failure."""
+def assign(labs: list[Path], dist: Path, *, run_tests: bool = True, jobs: int = 1,
+           done: Callable[[Assigned], None] | None = None) -> list[Assigned]:
+    """Assign every lab (``jobs`` at a time), calling ``done`` as each is ready; raises
+    :class:`AssignError` on the first failure."""
+    def one(lab: Path) -> Assigned:
+        assigned = assign_lab(lab, dist, run_tests=run_tests)
+        if done:
+            done(assigned)
+        return assigned
+
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        return list(pool.map(lambda lab: assign_lab(lab, dist, run_tests=run_tests), labs))
+        return list(pool.map(one, labs))
