@@ -49,15 +49,54 @@ class ArgumentParser(argparse.ArgumentParser):
     """argparse that reports errors the way Slurm's tools do (``prog: error: ...``, exit 1).
 
     ``-h`` is left free: squeue, sinfo and sacct use it for ``--noheader``; help is ``--help``.
+    An option the command does not know is reported first, as glibc's getopt words it
+    (``squeue: unrecognized option '--bogus'``, ``invalid option -- 'Z'``), followed, unless
+    ``try_help`` is false (sacct, sstat), by Slurm's ``Try "squeue --help" ...`` line.
     """
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, try_help: bool = True, **kwargs):
         kwargs["add_help"] = False
         super().__init__(*args, **kwargs)
+        self.try_help = try_help
         self.add_argument("--help", action="help", help="show this help and exit")
 
     def error(self, message: str):  # noqa: D401 - argparse hook
         self.exit(1, f"{self.prog}: error: {message}\n")
+
+    def parse_args(self, args=None, namespace=None):
+        words = list(sys.argv[1:] if args is None else args)
+        if not self._subparsers:  # a subcommand's options are its own parser's to judge
+            problem = self.unknown_option(words)
+            if problem:
+                tail = f'Try "{self.prog} --help" for more information\n' if self.try_help else ""
+                self.exit(1, f"{self.prog}: {problem}\n{tail}")
+        return super().parse_args(words, namespace)
+
+    def unknown_option(self, words: list[str]) -> str | None:
+        """The getopt complaint about the first unknown option in ``words``, if any."""
+        options = self._option_string_actions
+        takes_value = {name for name, a in options.items() if a.nargs not in (0, "?", "*")}
+        i = 0
+        while i < len(words):
+            word = words[i]
+            i += 1
+            if word == "--":
+                return None
+            if word.startswith("--"):
+                name = word.partition("=")[0]
+                matches = [o for o in options if o.startswith("--") and o.startswith(name)]
+                if name not in options and not matches:
+                    return f"unrecognized option '{word}'"
+                if "=" not in word and (name if name in options else matches[0]) in takes_value:
+                    i += 1  # its value
+            elif word.startswith("-") and len(word) > 1 and not self._negative_number_matcher.match(word):
+                for j, char in enumerate(word[1:], 1):
+                    if f"-{char}" not in options:
+                        return f"invalid option -- '{char}'"
+                    if f"-{char}" in takes_value:
+                        i += j == len(word) - 1  # the value is the next word, or the rest of this one
+                        break
+        return None
 
 
 if __name__ == "__main__":

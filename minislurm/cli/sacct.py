@@ -23,7 +23,7 @@ def _selected(selectors: list, record: dict) -> bool:
 
 
 def main(argv: list[str]) -> int:
-    p = ArgumentParser(prog="sacct")
+    p = ArgumentParser(prog="sacct", try_help=False)
     p.add_argument("-j", "--jobs")
     p.add_argument("-X", "--allocations", action="store_true")
     p.add_argument("-o", "--format")

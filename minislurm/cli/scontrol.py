@@ -146,7 +146,28 @@ def _update_partition(client: Client, name: str, pairs: dict[str, str]) -> int:
     return 0
 
 
+# scontrol's own options (src/scontrol/scontrol.c), for getopt's complaint about any other;
+# minislurm acts on -o and -d.
+_OPTIONS = [("-a", "--all"), ("-M", "--cluster", "--clusters", None), ("-d", "--details"), ("--federation",),
+            ("-F", "--future"), ("-h", "--usage"), ("--hide",), ("--local",), ("-o", "--oneliner"),
+            ("-Q", "--quiet"), ("--sibling",), ("-u", "--uid", None), ("-v", "--verbose"), ("-V", "--version")]
+
+
+def _bad_option(argv: list[str]) -> str | None:
+    """What scontrol prints for an option it does not know (getopt's words, rc 1), if any."""
+    from minislurm.cli.main import ArgumentParser
+    p = ArgumentParser(prog="scontrol")
+    for names in _OPTIONS:
+        value = names[-1] is None
+        p.add_argument(*names[:-1] if value else names, action="store" if value else "store_true")
+    problem = p.unknown_option(argv)
+    return f'scontrol: {problem}\nTry "scontrol --help" for more information' if problem else None
+
+
 def main(argv: list[str]) -> int:
+    if (problem := _bad_option(argv)) is not None:
+        print(problem, file=sys.stderr)
+        return 1
     # options anywhere, as getopt allows: -o one line per record, -d details
     oneliner = any(a in ("-o", "--oneliner") for a in argv)
     details = any(a in ("-d", "--details") for a in argv)

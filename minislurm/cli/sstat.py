@@ -45,7 +45,7 @@ def _fields(text: str | None) -> list[tuple[str, int]]:
 
 
 def main(argv: list[str]) -> int:
-    p = ArgumentParser(prog="sstat", description=__doc__.splitlines()[0])
+    p = ArgumentParser(prog="sstat", description=__doc__.splitlines()[0], try_help=False)
     p.add_argument("-j", "--jobs", required=True)
     p.add_argument("-a", "--allsteps", action="store_true")
     p.add_argument("-o", "--format", "--fields")
