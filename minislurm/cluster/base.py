@@ -88,6 +88,11 @@ class Cluster:
     def describe(self) -> str:
         raise NotImplementedError
 
+    def save_logs(self, folder: Path) -> None:
+        """Copy the daemons' logs into ``folder`` while the cluster is still up, so that they
+        outlive it (a story that went wrong keeps them)."""
+        raise NotImplementedError
+
     def _controller_gone(self) -> str | None:
         """Why waiting for the controller is pointless (it exited), if it is."""
         return None

@@ -165,6 +165,12 @@ class DockerCluster(Cluster):
         project.remove(self.project)
         self._client = None
 
+    def save_logs(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in ("ctld", *self.node_names, "login"):
+            logs = engine.docker("logs", self.container(name), check=False)
+            (folder / f"{name}.log").write_text(logs.stdout + logs.stderr)
+
     def _controller_gone(self) -> str | None:
         state = engine.docker("inspect", "-f", "{{.State.Status}}", self.container("ctld"), check=False).stdout.strip()
         if state in ("exited", "dead"):

@@ -261,6 +261,9 @@ class LocalCluster(Cluster):
             return f"slurmctld exited; see {self.dir / 'log' / 'slurmctld.log'}"
         return None
 
+    def save_logs(self, folder: Path) -> None:
+        shutil.copytree(self.dir / "log", folder, dirs_exist_ok=True)
+
     def workdir(self, name: str = "work") -> Path:
         """``name`` beside the cluster's folder: every "node" is this machine, so any folder will do."""
         folder = self.dir.parent / name

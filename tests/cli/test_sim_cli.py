@@ -221,4 +221,8 @@ def test_demo(tmp_path: Path, capsys) -> None:
     out = capsys.readouterr().out
     assert "Final weights, resumed run vs uninterrupted run: bitwise identical" in out
     assert "NODE_FAIL" in out and "COMPLETED" in out and "restart 1: resuming at step 40" in out
+    checked = out.split("# Checked against the cluster's own records:\n", 1)[1].split("\n\n", 1)[0]
+    assert checked.count("#   ok     ") == 6 and "FAILED" not in checked
+    assert not (tmp_path / "story" / "logs").exists()  # kept only when a claim failed
+    assert (tmp_path / "story" / "cluster" / "log" / "slurmctld.log").exists()
     check_demo_table(out, tmp_path)
