@@ -2,7 +2,9 @@
 
     minislurm grade assign [LABS...] --out DIST
     minislurm grade run SUBMISSIONS_DIR (--autograder ZIP | --dist DIST) [--timeout S] [--out grades.csv]
-                        [--student NAME ...]
+                        [--student NAME ...] [--rerun-timed-out]
+
+``grade run`` exits with status 3 when a question is left not graded (timed out: rerun it).
 
 Imports stay inside the subcommands: otter and nbconvert take seconds to import.
 """
@@ -52,14 +54,17 @@ def run_parser() -> ArgumentParser:
     p.add_argument("--out", type=Path, default=Path("grades.csv"), help="CSV to write (default: grades.csv)")
     p.add_argument("--timeout", type=float, default=120.0, metavar="S",
                    help="time limit of one notebook cell; a cell past it is interrupted and only "
-                        "its question loses points (default: 120)")
+                        "its question is left not graded, to rerun (default: 120)")
     p.add_argument("--submission-timeout", type=float, metavar="S",
-                   help="wall-clock limit of a whole submission; past it every question scores 0 "
+                   help="wall-clock limit of a whole submission; past it no question of it is graded "
                         "(default: 900, or 5 x --timeout if that is more)")
     p.add_argument("--jobs", type=int, default=1, help="submissions graded at once (default: 1)")
     p.add_argument("--student", action="append", metavar="NAME",
                    help="regrade only this student (repeatable): their rows of an existing --out CSV are "
                         "replaced, the others kept")
+    p.add_argument("--rerun-timed-out", action="store_true",
+                   help="grade again only the submissions with a question 'not graded (timed out ...)' "
+                        "in the existing --out CSV (give a larger --timeout), and replace those rows")
     p.add_argument("--image", default="minislurm-grader",
                    help="Docker image to grade in when a Docker engine answers (default: minislurm-grader)")
     p.add_argument("--docker", choices=["auto", "never", "always"], default="auto",
@@ -130,6 +135,7 @@ def run_main(argv: list[str]) -> int:
         if box.name == "docker":
             rebuild_if_stale(args.image)
         subs = folder.find_submissions(args.submissions, autograder=args.autograder, dist=args.dist)
+        labs = folder.labs_of(subs)  # of every submission found: a regrade's rows match the first run's
     except (RuntimeError, ValueError) as e:
         print(f"minislurm grade run: error: {e}", file=sys.stderr)
         return 1
@@ -143,29 +149,44 @@ def run_main(argv: list[str]) -> int:
                   file=sys.stderr)
             return 1
         subs = [s for s in subs if s.student in args.student]
+    if args.rerun_timed_out:
+        waiting = {(r[0], r[1]) for r in report.ungraded(report.read_grades(args.out))}
+        subs = folder.timed_out_submissions(subs, waiting)
+        if not subs:
+            print(f"nothing to rerun: no question of {args.out} is marked not graded"
+                  + (f" for {', '.join(args.student)}" if args.student else ""))
+            return 0
     print(f"grading {len(subs)} submissions {box.description}; "
           f"cell limit {args.timeout:g} s, submission limit {total:g} s", flush=True)
 
     def progress(g: folder.Graded) -> None:
-        got = sum(s for s, _ in g.scores.values())
         most = sum(m for _, m in g.scores.values())
-        status = f"FAILED: {g.error}" if g.error else f"{got:g}/{most:g}"
+        got = sum(s for s, _ in g.scores.values() if s is not None)
+        later = f" ({len(g.not_graded)} not graded: timed out)" if g.not_graded else ""
+        status = f"FAILED: {g.error}" if g.error else f"{got:g}/{most:g}{later}"
         print(f"  {g.submission.student} ({g.submission.path.name}): {status} [{g.seconds:.1f} s]", flush=True)
 
     t0 = time.monotonic()
     graded = folder.grade_folder(subs, sandbox=box, cell_timeout=args.timeout, total_timeout=total,
                                  jobs=args.jobs, progress=progress)
-    rows, failures = folder.rows(graded), folder.failures(graded)
-    if args.student:  # regrading: keep everyone else's rows
+    rows, failures = folder.rows(graded, labs), folder.failures(graded, labs)
+    if args.student or args.rerun_timed_out:  # regrading: keep everyone else's rows
         rows, failures = report.merge(report.read_grades(args.out), report.read_failures(report.sibling(args.out, "failures")),
-                                      rows, failures, set(args.student))
+                                      rows, failures, None if args.rerun_timed_out else set(args.student))
     written = report.write_reports(args.out, rows, failures)
     print()
-    print(folder.summary(graded))
+    print(folder.summary(graded, labs))
     failed = sum(1 for g in graded if g.error)
+    slow = [g for g in graded if g.not_graded]
     print(f"\nwrote {args.out} ({len(rows)} rows) in {time.monotonic() - t0:.1f} s; "
-          f"{len(graded) - failed} graded, {failed} failed")
+          f"{len(graded) - failed - len(slow)} graded, {failed} failed, {len(slow)} not graded (timed out)")
     print("beside it: " + ", ".join(p.name for p in written[1:] if p.exists()))
+    waiting = report.ungraded(rows)
+    if waiting:
+        print(f"{len(waiting)} questions of {len({r[0] for r in waiting})} students in {args.out} are not graded: "
+              f"they ran past a time limit, which a slow machine can make a right answer do too; grade them "
+              f"again with --rerun-timed-out (and a larger --timeout or --submission-timeout)")
+        return 3
     return 0
 
 

@@ -8,8 +8,10 @@ Layouts: ``SUBMISSIONS/<student>.ipynb`` (the student is the file name) or
 ``SUBMISSIONS/<student>/<lab>.ipynb`` (the student is the folder).  With ``--dist`` each notebook
 is graded by its lab's zip, found from the file name or the notebook's otter metadata.
 
-A submission that cannot be graded at all (not a notebook, the wrong lab, timed out as a whole)
-gets 0 for every question of its lab and one ``FAILED`` line that says why; the others go on.
+A submission that cannot be graded at all (not a notebook, the wrong lab) gets 0 for every
+question of its lab and one ``FAILED`` line that says why; the others go on.  A question that ran
+past a time limit (or a submission past the whole-submission limit) is not graded: no score, a
+``TIMEOUT`` line, and ``grade run --rerun-timed-out`` grades it again (:mod:`.report`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from minislurm.grade.report import GRADED, not_graded
 from minislurm.grade.sandbox import Outcome, run_one
 
 
@@ -36,11 +39,17 @@ class Submission:
 @dataclass
 class Graded:
     submission: Submission
-    scores: dict[str, tuple[float, float]] = field(default_factory=dict)  # question -> (score, max)
+    scores: dict[str, tuple[float | None, float]] = field(default_factory=dict)  # question -> (score, max);
+    # a score of None: not graded (timed out), its message in ``failures``
     error: str | None = None
     notes: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
     failures: dict[str, str] = field(default_factory=dict)  # question -> what was wrong (below full marks)
+
+    @property
+    def not_graded(self) -> list[str]:
+        """The questions that ran past a time limit: to be graded again (``--rerun-timed-out``)."""
+        return [q for q, (score, _) in self.scores.items() if score is None]
 
 
 def _natural(s: str):
@@ -120,13 +129,22 @@ def grade_one(sandbox, sub: Submission, *, cell_timeout: float, total_timeout: f
                       failures={q: sub.error for q in questions})
     outcome: Outcome = run_one(sandbox, sub.path, sub.autograder, cell_timeout=cell_timeout,
                                total_timeout=total_timeout)
-    scores = {q: (0.0, p) for q, p in questions.items()}
+    if outcome.timed_out is not None:  # past the whole-submission limit: nothing graded, no question wrong
+        why = not_graded(outcome.timed_out, "the whole submission ran past its limit")
+        return Graded(sub, {q: (None, p) for q, p in questions.items()}, None,
+                      {"submission": outcome.error}, outcome.seconds, {q: why for q in questions})
+    scores: dict[str, tuple[float | None, float]] = {q: (0.0, p) for q, p in questions.items()}
     failures = {q: outcome.error or "not graded" for q in questions}
     if outcome.error is None:
         for q, r in outcome.result.get("questions", {}).items():
-            if q in questions:  # a question the instructor's zip does not have is not the runner's to add
-                scores[q] = (min(float(r["score"]), questions[q]), questions[q])
-                failures[q] = "; ".join(r.get("failed") or []) if scores[q][0] < questions[q] else ""
+            if q not in questions:  # a question the instructor's zip does not have is not the runner's to add
+                continue
+            if r.get("score") is None:  # ran past a time limit: not graded
+                scores[q] = (None, questions[q])
+                failures[q] = "; ".join(r.get("failed") or []) or not_graded(r.get("timed_out") or cell_timeout)
+                continue
+            scores[q] = (min(float(r["score"]), questions[q]), questions[q])
+            failures[q] = "; ".join(r.get("failed") or []) if scores[q][0] < questions[q] else ""
     return Graded(sub, scores, outcome.error, outcome.result.get("notes", {}) or {}, outcome.seconds,
                   {q: m for q, m in failures.items() if m})
 
@@ -148,42 +166,64 @@ def grade_folder(subs: list[Submission], *, sandbox=None, cell_timeout: float = 
         return list(pool.map(one, subs))
 
 
-def question_label(graded: list[Graded], g: Graded, question: str) -> str:
-    """The question's name, prefixed with the lab when the run covers several labs."""
-    labs = {x.submission.lab for x in graded if x.submission.lab}
-    return f"{g.submission.lab}/{question}" if len(labs) > 1 else question
+def question_label(labs: set[str], lab: str | None, question: str) -> str:
+    """The question's name, prefixed with the lab when the run covers several ``labs`` (every lab
+    found, not only those regraded: a rerun's rows must match the first run's)."""
+    return f"{lab}/{question}" if len(labs) > 1 else question
 
 
-def rows(graded: list[Graded]) -> list[tuple[str, str, float, float]]:
-    """(student, question, score, max), sorted by student and question."""
+def labs_of(items) -> set[str]:
+    """The labs of these submissions (or graded submissions)."""
+    return {s.lab for s in (getattr(x, "submission", x) for x in items) if s.lab}
+
+
+def rows(graded: list[Graded], labs: set[str] | None = None) -> list[tuple[str, str, float | None, float, str]]:
+    """(student, question, score, max, status), sorted by student and question."""
+    labs = labs_of(graded) if labs is None else labs
     out = []
     for g in graded:
         for q, (score, most) in g.scores.items():
-            out.append((g.submission.student, question_label(graded, g, q), score, most))
+            status = GRADED if score is not None else g.failures[q].split(": ", 1)[0]
+            out.append((g.submission.student, question_label(labs, g.submission.lab, q), score, most, status))
     return sorted(out, key=lambda r: (_natural(r[0]), _natural(r[1])))
 
 
-def failures(graded: list[Graded]) -> dict[tuple[str, str], str]:
-    """(student, question) -> what was wrong, for every question below full marks."""
-    return {(g.submission.student, question_label(graded, g, q)): m for g in graded for q, m in g.failures.items()}
+def failures(graded: list[Graded], labs: set[str] | None = None) -> dict[tuple[str, str], str]:
+    """(student, question) -> what was wrong (or why it is not graded), for every question below full marks."""
+    labs = labs_of(graded) if labs is None else labs
+    return {(g.submission.student, question_label(labs, g.submission.lab, q)): m
+            for g in graded for q, m in g.failures.items()}
+
+
+def timed_out_submissions(subs: list[Submission], keys: set[tuple[str, str]]) -> list[Submission]:
+    """Those of ``subs`` with a question among ``keys`` (student, question as in grades.csv)."""
+    labs = labs_of(subs)
+    return [s for s in subs if s.autograder and any(
+        (s.student, question_label(labs, s.lab, q)) in keys for q in questions_in(s.autograder))]
 
 
 def _num(x: float) -> str:
     return f"{x:g}"
 
 
-def summary(graded: list[Graded]) -> str:
-    """A table: one line per student, its questions as score/max, its total; then the failures."""
-    table = rows(graded)
+def _score(x: float | None) -> str:
+    return "?" if x is None else _num(x)
+
+
+def summary(graded: list[Graded], labs: set[str] | None = None) -> str:
+    """A table: one line per student, its questions as score/max (``?``: not graded), its total
+    (``+?`` when a question is not graded); then the failures, notes and timeouts."""
+    table = rows(graded, labs)
     questions = sorted({r[1] for r in table}, key=_natural)
     students = sorted({r[0] for r in table} | {g.submission.student for g in graded}, key=_natural)
-    cell = {(r[0], r[1]): f"{_num(r[2])}/{_num(r[3])}" for r in table}
+    cell = {(r[0], r[1]): f"{_score(r[2])}/{_num(r[3])}" for r in table}
     wide = len(questions) <= 6
     header = ["student"] + (questions if wide else []) + ["total"]
     lines = []
     for s in students:
         mine = [r for r in table if r[0] == s]
-        total = f"{_num(sum(r[2] for r in mine))}/{_num(sum(r[3] for r in mine))}"
+        later = "+?" if any(r[2] is None for r in mine) else ""
+        total = f"{_num(sum(r[2] for r in mine if r[2] is not None))}{later}/{_num(sum(r[3] for r in mine))}"
         lines.append([s] + ([cell.get((s, q), "-") for q in questions] if wide else []) + [total])
     widths = [max(len(str(x)) for x in col) for col in zip(header, *lines)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
@@ -195,6 +235,7 @@ def summary(graded: list[Graded]) -> str:
         for q, note in sorted(g.notes.items(), key=lambda kv: _natural(kv[0])):
             out.append(f"note   {where} {q}: {note}")
         if not g.error:
+            later = set(g.not_graded)
             for q, why in sorted(g.failures.items(), key=lambda kv: _natural(kv[0])):
-                out.append(f"wrong  {where} {q}: {why}")
+                out.append(f"{'TIMEOUT' if q in later else 'wrong '} {where} {q}: {why}")
     return "\n".join(out)

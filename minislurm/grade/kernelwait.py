@@ -44,7 +44,18 @@ class SlicedKernelManager(AsyncKernelManager):
 
 
 def notebook_client(nb, **options):
-    """``nbclient.NotebookClient(nb, **options)`` on :class:`SlicedKernelManager`."""
+    """``nbclient.NotebookClient(nb, **options)`` on :class:`SlicedKernelManager`.
+
+    The client's ``timed_out`` is the limit (seconds) of the last cell that ran past it, or None:
+    the grader resets it before a cell and reads it after, so that a cell interrupted for its
+    time is told from one that failed (a slow machine must not turn into a wrong answer)."""
     from nbclient import NotebookClient
 
-    return NotebookClient(nb, kernel_manager_class=SlicedKernelManager, **options)
+    class LimitRecordingClient(NotebookClient):
+        timed_out: float | None = None
+
+        async def _async_handle_timeout(self, timeout, cell=None):
+            self.timed_out = timeout
+            return await super()._async_handle_timeout(timeout, cell)
+
+    return LimitRecordingClient(nb, kernel_manager_class=SlicedKernelManager, **options)

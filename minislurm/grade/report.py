@@ -1,4 +1,10 @@
-"""What ``grade run`` writes for the instructor beside ``grades.csv`` (``G`` is its name without .csv).
+"""What ``grade run`` writes for the instructor: ``grades.csv``, and beside it (``G`` is its name
+without .csv) the summaries below.
+
+``grades.csv`` has one row per student and question: ``student,question,score,max,status``.
+``status`` is ``graded``, or ``not graded (timed out after N s; rerun)`` when something the
+question depends on ran past its time limit: on a slow machine a right answer can too, so such a
+question has no score (an empty cell, never 0) until ``grade run --rerun-timed-out`` grades it.
 
 - ``G-failures.csv``: student, question, what was wrong (the failing check's message, or why the
   submission could not be graded), for every question that did not score full marks;
@@ -9,8 +15,12 @@
   (Canvas, Moodle, Blackboard) import;
 - ``G-scores.png``: the distribution of total scores (in percent) and each question's mean.
 
+Not graded questions count in none of the means, shares and totals; the gradebook gets an empty
+cell for each, and an empty total for a student with one.
+
 Regrading one student (``grade run --student NAME``) replaces that student's rows in grades.csv and
-G-failures.csv and rewrites the rest from the merged tables.
+G-failures.csv and rewrites the rest from the merged tables; ``--rerun-timed-out`` replaces the rows
+it regrades.
 """
 
 from __future__ import annotations
@@ -20,7 +30,13 @@ import re
 from collections import Counter
 from pathlib import Path
 
-Row = tuple[str, str, float, float]  # student, question, score, max
+Row = tuple[str, str, "float | None", float, str]  # student, question, score (None: not graded), max, status
+GRADED = "graded"
+
+
+def not_graded(seconds: float, what: str = "") -> str:
+    """The status and message of a question that ran past a time limit of ``seconds``."""
+    return f"not graded (timed out after {seconds:g} s; rerun)" + (f": {what}" if what else "")
 
 
 def _natural(s: str):
@@ -39,16 +55,22 @@ def write_grades(path: Path, rows: list[Row]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
-        w.writerow(["student", "question", "score", "max"])
-        for student, question, score, most in sorted(rows, key=lambda r: (_natural(r[0]), _natural(r[1]))):
-            w.writerow([student, question, _num(score), _num(most)])
+        w.writerow(["student", "question", "score", "max", "status"])
+        for student, question, score, most, status in sorted(rows, key=lambda r: (_natural(r[0]), _natural(r[1]))):
+            w.writerow([student, question, "" if score is None else _num(score), _num(most), status])
 
 
 def read_grades(path: Path) -> list[Row]:
     if not path.exists():
         return []
     with open(path, newline="", encoding="utf-8") as f:
-        return [(r["student"], r["question"], float(r["score"]), float(r["max"])) for r in csv.DictReader(f)]
+        return [(r["student"], r["question"], float(r["score"]) if r["score"] else None, float(r["max"]),
+                 r.get("status") or GRADED) for r in csv.DictReader(f)]
+
+
+def ungraded(rows: list[Row]) -> list[Row]:
+    """The rows not graded (timed out): what ``--rerun-timed-out`` regrades."""
+    return [r for r in rows if r[2] is None]
 
 
 def read_failures(path: Path) -> dict[tuple[str, str], str]:
@@ -58,23 +80,31 @@ def read_failures(path: Path) -> dict[tuple[str, str], str]:
         return {(r["student"], r["question"]): r["message"] for r in csv.DictReader(f)}
 
 
-def merge(old: list[Row], old_fail: dict, new: list[Row], new_fail: dict, students: set[str]):
-    """The old tables with ``students``' rows replaced by the new ones."""
-    rows = [r for r in old if r[0] not in students] + list(new)
-    fails = {k: v for k, v in old_fail.items() if k[0] not in students} | dict(new_fail)
+def merge(old: list[Row], old_fail: dict, new: list[Row], new_fail: dict, students: set[str] | None = None):
+    """The old tables with ``students``' rows replaced by the new ones (None: the rows, by student
+    and question, that the new table has)."""
+    if students is None:
+        keys = {(r[0], r[1]) for r in new}
+        stale = lambda k: k in keys  # noqa: E731
+    else:
+        stale = lambda k: k[0] in students  # noqa: E731
+    rows = [r for r in old if not stale((r[0], r[1]))] + list(new)
+    fails = {k: v for k, v in old_fail.items() if not stale(k)} | dict(new_fail)
     return rows, fails
 
 
 def question_summary(rows: list[Row], failures: dict) -> list[list[str]]:
-    out = [["question", "max", "mean", "full_marks_share", "most_common_failure", "students_with_it"]]
+    """Per question, over the graded rows only; ``not_graded`` counts the others."""
+    out = [["question", "max", "mean", "full_marks_share", "most_common_failure", "students_with_it", "not_graded"]]
     for q in sorted({r[1] for r in rows}, key=_natural):
-        mine = [r for r in rows if r[1] == q]
-        most = max(r[3] for r in mine)
-        mean = sum(r[2] for r in mine) / len(mine)
-        full = sum(1 for r in mine if r[2] >= r[3]) / len(mine)
-        counts = Counter(m for (s, qq), m in failures.items() if qq == q and m)
+        mine = [r for r in rows if r[1] == q and r[2] is not None]
+        waiting = {r[0] for r in rows if r[1] == q and r[2] is None}
+        most = max(r[3] for r in rows if r[1] == q)
+        mean = f"{sum(r[2] for r in mine) / len(mine):.2f}" if mine else ""
+        full = f"{sum(1 for r in mine if r[2] >= r[3]) / len(mine):.2f}" if mine else ""
+        counts = Counter(m for (s, qq), m in failures.items() if qq == q and m and s not in waiting)
         msg, n = min(counts.items(), key=lambda kv: (-kv[1], kv[0])) if counts else ("", 0)  # ties: alphabetical
-        out.append([q, _num(most), f"{mean:.2f}", f"{full:.2f}", msg, str(n)])
+        out.append([q, _num(most), mean, full, msg, str(n), str(len(waiting))])
     return out
 
 
@@ -85,7 +115,10 @@ def lms_table(rows: list[Row]) -> list[list[str]]:
     out = [["student"] + [f"{q} ({_num(most[q])})" for q in questions] + [f"total ({_num(sum(most.values()))})"]]
     for s in sorted({r[0] for r in rows}, key=_natural):
         scores = [cell.get((s, q), 0.0) for q in questions]
-        out.append([s] + [_num(x) for x in scores] + [_num(sum(scores))])
+        # a question not graded is an empty cell (a gradebook then keeps no grade), and so is the
+        # total it would change: a partial total would read as the student's grade
+        total = "" if None in scores else _num(sum(scores))
+        out.append([s] + ["" if x is None else _num(x) for x in scores] + [total])
     return out
 
 
@@ -100,15 +133,18 @@ def chart(rows: list[Row], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    students = sorted({r[0] for r in rows})
+    waiting = {r[0] for r in rows if r[2] is None}  # students with a question not graded: no total yet
+    students = sorted({r[0] for r in rows} - waiting)
     totals = [100 * sum(r[2] for r in rows if r[0] == s) / max(1e-9, sum(r[3] for r in rows if r[0] == s))
               for s in students]
     questions = sorted({r[1] for r in rows}, key=_natural)
-    means = [100 * sum(r[2] for r in rows if r[1] == q) / max(1e-9, sum(r[3] for r in rows if r[1] == q))
+    graded = [r for r in rows if r[2] is not None]
+    means = [100 * sum(r[2] for r in graded if r[1] == q) / max(1e-9, sum(r[3] for r in graded if r[1] == q))
              for q in questions]
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.6))
     a.hist(totals, bins=[i * 10 for i in range(11)], color="#4c72b0", edgecolor="white")
-    a.set(title=f"total scores ({len(students)} students)", xlabel="percent of the points", ylabel="students")
+    later = f", {len(waiting)} not graded yet" if waiting else ""
+    a.set(title=f"total scores ({len(students)} students{later})", xlabel="percent of the points", ylabel="students")
     a.yaxis.get_major_locator().set_params(integer=True)
     b.bar(range(len(questions)), means, color="#55a868")
     b.set_xticks(range(len(questions)), questions, rotation=45, ha="right", fontsize=8)

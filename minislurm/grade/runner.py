@@ -4,7 +4,7 @@
 
 The request is one JSON line on stdin: ``{"nonce", "cell_timeout", "notebook": <the submission's
 text>, "checks": <the lab's minislurm-checks.json>}``; the answer is one line on stdout,
-``RESULT <nonce> {"questions": {"exercise-1": {"score", "possible", "failed": [...]}, ...},
+``RESULT <nonce> {"questions": {"exercise-1": {"score", "possible", "failed": [...], "timed_out"}, ...},
 "notes": {...}, "error": null}``.  Everything arrives on stdin and is read before the student's
 code starts, so the submission never finds the hidden checks on disk, and it cannot forge the
 result: it does not know the nonce (this process is made non-dumpable, so the kernel, running
@@ -14,7 +14,11 @@ Steps: the submission's cells run in a fresh Jupyter kernel, each under a time l
 cell is interrupted and only its question suffers; otter's own cells are skipped); then for each
 question the kernel is asked for the answer names as data (:mod:`.wire`) and the check cells run
 in the referee (:mod:`.referee`), a separate process, calling back into the kernel only to call
-a function answer.  A question scores its points when all its checks pass, else 0.
+a function answer.  A question scores its points when all its checks pass, else 0 -- unless
+something it depends on ran past its time limit (its answer cell, a cell of the lab before its
+check, a call of the answer's function, its checks): then it is not graded (``score`` null,
+``timed_out`` the limit in seconds), since on a slow machine a right answer can run past a limit
+too.  ``grade run`` reports it as such and can rerun it with a larger limit.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from pathlib import Path
 
 from minislurm.grade.quick import ipython_dir, skip_slow_imports
 from minislurm.grade.referee import not_dumpable
+from minislurm.grade.report import not_graded
 from minislurm.grade.wire import MIME
 
 CHECK_CALL = re.compile(r"""grader\.check\(\s*["']([^"']+)["']\s*\)""")
@@ -66,6 +71,8 @@ class Kernel:
                                       allow_errors=True, kernel_name="python3", record_timing=False,
                                       resources={"metadata": {"path": str(workdir)}})
         self.dead: str | None = None
+        self.cell_timeouts: dict[int, float] = {}  # notebook cell index -> the limit it ran past
+        self.call_timeout: float | None = None  # the limit the last grader call into the kernel ran past
 
     def run(self, source: str):
         """Execute ``source`` as a cell; its outputs, or None once the kernel is gone."""
@@ -76,6 +83,7 @@ class Kernel:
         cell = nbformat.v4.new_code_cell(source)
         cell.metadata["minislurm_grader"] = True  # under the cell limit, like an answer cell
         self.nb.cells.append(cell)  # nbclient stores the executed cell back at its index
+        self.client.timed_out = None
         try:
             self.client.execute_cell(cell, len(self.nb.cells) - 1)
         except Exception as e:  # noqa: BLE001 - DeadKernelError and the like: the submission killed it
@@ -83,6 +91,8 @@ class Kernel:
             return None
         finally:
             self.nb.cells.pop()
+            if self.client.timed_out is not None:
+                self.call_timeout = float(self.client.timed_out)
         return cell.outputs
 
     def run_notebook(self) -> None:
@@ -90,12 +100,15 @@ class Kernel:
             if cell.cell_type != "code" or GRADER_CELL.match(cell.source):
                 cell.outputs = [] if cell.cell_type == "code" else None
                 continue
+            self.client.timed_out = None
             try:
                 self.client.execute_cell(cell, index)
             except Exception as e:  # noqa: BLE001
                 self.dead = f"the kernel stopped at cell {index} ({type(e).__name__})"
                 cell.outputs = [{"output_type": "error", "ename": type(e).__name__, "evalue": str(e)[:200]}]
                 return
+            if self.client.timed_out is not None:
+                self.cell_timeouts[index] = float(self.client.timed_out)
             # keep errors only: the notes need them, and a flood of output must not pile up here
             cell.outputs = [o for o in cell.outputs if o.get("output_type") == "error"]
 
@@ -143,8 +156,10 @@ class Referee:
             self.proc.wait()
             self.proc = None
 
-    def grade(self, kernel: Kernel, question: str, spec: dict) -> tuple[bool, str]:
+    def grade(self, kernel: Kernel, question: str, spec: dict) -> tuple[bool, str, tuple[float, str] | None]:
+        """(passed, what failed, and (limit, what) when something ran past its time limit)."""
         budget = sum(c.get("timeout", 30) for c in spec["checks"])
+        kernel.call_timeout = None
         answers = {name: kernel.answer(name) for name in spec["answers"]}
         proc = self.start()
         request = {"question": question, "checks": spec["checks"], "answers": answers}
@@ -156,14 +171,17 @@ class Referee:
             while True:
                 if not sel.select(timeout=max(0.0, deadline - time.monotonic())):
                     self.stop()
-                    return False, f"the checks ran past their {budget:g} s (the answer makes them slow)"
+                    return False, "", (budget, "its checks ran past their time")
                 line = proc.stdout.readline()
                 if not line:
                     self.stop()
-                    return False, "the checks stopped without a verdict"
+                    return False, "the checks stopped without a verdict", None
                 msg = json.loads(line)
                 if "done" in msg:
-                    return bool(msg["passed"]), msg.get("message", "")
+                    slow = kernel.call_timeout  # reading an answer or calling it ran past the limit
+                    return (bool(msg["passed"]), msg.get("message", ""),
+                            (slow, "reading or calling the answer in the kernel ran past the cell time limit")
+                            if slow is not None else None)
                 t0 = time.monotonic()
                 reply = kernel.call(msg["call"], msg["args"])
                 deadline += time.monotonic() - t0  # time in the student's function is the kernel's limit
@@ -196,6 +214,34 @@ def notes_from(cells, cell_timeout: float) -> dict[str, str]:
     return notes
 
 
+def timeouts_by_question(cells, timed_out: dict[int, float], questions) -> dict[str, tuple[float, str]]:
+    """Question -> (limit, what ran past it) when a cell its grade depends on ran past its time
+    limit: one of its answer cells, or a cell of the lab (not another question's answer) before
+    its check call.  A question whose check call the submission lost depends on every cell."""
+    found: dict[str, tuple[float, str]] = {}
+    shared = own = None  # the worst lab cell so far; this question's answer cells since the last check call
+    for index, cell in enumerate(cells):
+        if cell.get("cell_type") != "code":
+            continue
+        m = CHECK_CALL.search(cell.get("source", ""))
+        if m:
+            worst = max((t for t in (own, shared) if t), default=None)
+            if worst:
+                found[m.group(1)] = worst
+            own = None
+        elif index in timed_out:
+            if ANSWER_TAG in cell.get("metadata", {}).get("tags", []):
+                own = max(own or (0.0, ""), (timed_out[index], "the answer cell ran past the cell time limit"))
+            else:
+                shared = max(shared or (0.0, ""), (timed_out[index], f"cell {index} of the notebook ran past its limit"))
+    checked = {m.group(1) for c in cells if c.get("cell_type") == "code"
+               and (m := CHECK_CALL.search(c.get("source", "")))}
+    if timed_out:
+        anywhere = (max(timed_out.values()), "a cell of the notebook ran past its limit")
+        found.update({q: anywhere for q in questions if q not in checked})
+    return found
+
+
 def grade(text: str, checks: dict, cell_timeout: float, log) -> dict:
     import nbformat
 
@@ -213,10 +259,17 @@ def grade(text: str, checks: dict, cell_timeout: float, log) -> dict:
     try:
         with kernel.client.setup_kernel(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=str(work)):
             kernel.run_notebook()
+            slow = timeouts_by_question(nb.cells, kernel.cell_timeouts, questions)
             for q, spec in questions.items():
-                passed, message = referee.grade(kernel, q, spec)
-                result[q] = {"score": spec["points"] if passed else 0, "possible": spec["points"],
-                             "failed": [] if passed else [message]}
+                passed, message, ran_past = referee.grade(kernel, q, spec)
+                ran_past = ran_past or slow.get(q)
+                if passed:
+                    result[q] = {"score": spec["points"], "possible": spec["points"], "failed": [], "timed_out": None}
+                elif ran_past:  # a slow machine, not a wrong answer, may be why: not graded
+                    result[q] = {"score": None, "possible": spec["points"], "failed": [not_graded(*ran_past)],
+                                 "timed_out": ran_past[0]}
+                else:
+                    result[q] = {"score": 0, "possible": spec["points"], "failed": [message], "timed_out": None}
     finally:
         referee.stop()
         shutil.rmtree(work, ignore_errors=True)

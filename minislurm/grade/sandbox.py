@@ -5,7 +5,8 @@ checks reach the runner on its stdin, never as files, and the result comes back 
 after a random nonce: a submission can neither read the hidden checks nor write a result.  When the
 whole run takes longer than the limit, the runner, its Jupyter kernel (which jupyter_client
 starts in a session of its own, out of reach of a process-group kill) and anything they started
-are killed, and the submission is reported as timed out.
+are killed, and the submission is reported as timed out: not graded (a slow machine is no wrong
+answer), to be rerun.
 
 Two ways to run, chosen once per ``grade run``:
 
@@ -48,6 +49,7 @@ class Outcome:
     error: str | None = None
     seconds: float = 0.0
     log_tail: str = ""
+    timed_out: float | None = None  # the whole-submission limit it ran past: nothing graded, rerun it
 
 
 class LocalSandbox:
@@ -234,7 +236,7 @@ def run_one(sandbox, submission: Path, autograder: Path, *, cell_timeout: float,
         tail = (_tail(log_path) + said[-2000:].decode("utf-8", errors="replace")).strip()
         if timed_out:
             return Outcome(error=f"timed out: grading took longer than {total_timeout:g} s as a whole",
-                           seconds=time.monotonic() - t0, log_tail=tail)
+                           seconds=time.monotonic() - t0, log_tail=tail, timed_out=total_timeout)
         lines = [line for line in (out or b"").splitlines() if line.startswith(mark)]
         if not lines:
             last = tail.splitlines()[-1] if tail else "no output"

@@ -68,20 +68,85 @@ def test_csv_and_summary(tmp_path):
     graded = [folder.Graded(sub, {"exercise-2": (2.0, 2.0), "exercise-1": (0.0, 1.0)},
                             notes={"exercise-1": "the answer cell raised KeyError: 'x'"},
                             failures={"exercise-1": "x is not defined"}),
-              folder.Graded(bad, {"exercise-1": (0.0, 1.0), "exercise-2": (0.0, 2.0)}, error="timed out",
-                            failures={"exercise-1": "timed out", "exercise-2": "timed out"})]
+              folder.Graded(bad, {"exercise-1": (0.0, 1.0), "exercise-2": (0.0, 2.0)}, error="not a notebook",
+                            failures={"exercise-1": "not a notebook", "exercise-2": "not a notebook"})]
     out = tmp_path / "g" / "grades.csv"
     report.write_grades(out, folder.rows(graded))
-    assert out.read_text().splitlines() == ["student,question,score,max", "al,exercise-1,0,1", "al,exercise-2,0,2",
-                                            "zoe,exercise-1,0,1", "zoe,exercise-2,2,2"]
-    assert folder.failures(graded) == {("zoe", "exercise-1"): "x is not defined", ("al", "exercise-1"): "timed out",
-                                       ("al", "exercise-2"): "timed out"}
+    assert out.read_text().splitlines() == ["student,question,score,max,status", "al,exercise-1,0,1,graded",
+                                            "al,exercise-2,0,2,graded", "zoe,exercise-1,0,1,graded",
+                                            "zoe,exercise-2,2,2,graded"]
+    assert folder.failures(graded) == {("zoe", "exercise-1"): "x is not defined",
+                                       ("al", "exercise-1"): "not a notebook", ("al", "exercise-2"): "not a notebook"}
     text = folder.summary(graded).splitlines()
     assert text[0].split() == ["student", "exercise-1", "exercise-2", "total"]
     assert text[1].split() == ["al", "0/1", "0/2", "0/3"] and text[2].split() == ["zoe", "0/1", "2/2", "2/3"]
-    assert text[3:] == ["FAILED al (al.ipynb): timed out",
+    assert text[3:] == ["FAILED al (al.ipynb): not a notebook",
                         "note   zoe (zoe.ipynb) exercise-1: the answer cell raised KeyError: 'x'",
                         "wrong  zoe (zoe.ipynb) exercise-1: x is not defined"]
+
+
+SLOW = report.not_graded(3, "the answer cell ran past the cell time limit")
+
+
+def test_a_question_that_timed_out_is_not_graded_anywhere_never_zero(tmp_path):
+    """A question past a time limit has no score: an empty cell and a status in grades.csv, an empty
+    gradebook cell and total, no share in the means, and its own line in the summary."""
+    right = folder.Graded(folder.Submission("amy", tmp_path / "amy.ipynb", "lab"),
+                          {"exercise-1": (1.0, 1.0), "exercise-2": (2.0, 2.0)})
+    slow = folder.Graded(folder.Submission("bo", tmp_path / "bo.ipynb", "lab"),
+                         {"exercise-1": (0.0, 1.0), "exercise-2": (None, 2.0)},
+                         failures={"exercise-1": "x is not defined", "exercise-2": SLOW})
+    graded = [right, slow]
+    assert slow.not_graded == ["exercise-2"] and right.not_graded == []
+    grades = tmp_path / "grades.csv"
+    report.write_reports(grades, folder.rows(graded), folder.failures(graded))
+
+    assert grades.read_text().splitlines() == [
+        "student,question,score,max,status", "amy,exercise-1,1,1,graded", "amy,exercise-2,2,2,graded",
+        "bo,exercise-1,0,1,graded", "bo,exercise-2,,2,not graded (timed out after 3 s; rerun)"]
+    assert report.sibling(grades, "lms").read_text().splitlines() == [
+        "student,exercise-1 (1),exercise-2 (2),total (3)", "amy,1,2,3", "bo,0,,"]
+    assert report.sibling(grades, "questions").read_text().splitlines() == [
+        "question,max,mean,full_marks_share,most_common_failure,students_with_it,not_graded",
+        "exercise-1,1,0.50,0.50,x is not defined,1,0", "exercise-2,2,2.00,1.00,,0,1"]
+    assert f"bo,exercise-2,{SLOW}" in report.sibling(grades, "failures").read_text()
+    back = report.read_grades(grades)
+    assert ("bo", "exercise-2", None, 2.0, "not graded (timed out after 3 s; rerun)") in back
+    assert report.ungraded(back) == [("bo", "exercise-2", None, 2.0, "not graded (timed out after 3 s; rerun)")]
+
+    text = folder.summary(graded).splitlines()
+    assert text[2].split() == ["bo", "0/1", "?/2", "0+?/3"]
+    assert text[3:] == ["wrong  bo (bo.ipynb) exercise-1: x is not defined", f"TIMEOUT bo (bo.ipynb) exercise-2: {SLOW}"]
+
+
+def test_a_rerun_replaces_only_the_rows_it_regraded(tmp_path):
+    old = [("amy", "exercise-1", 1.0, 1.0, "graded"), ("bo", "exercise-1", 0.0, 1.0, "graded"),
+           ("bo", "exercise-2", None, 2.0, "not graded (timed out after 3 s; rerun)")]
+    old_fail = {("bo", "exercise-1"): "x is not defined", ("bo", "exercise-2"): SLOW}
+    new = [("bo", "exercise-1", 1.0, 1.0, "graded"), ("bo", "exercise-2", 2.0, 2.0, "graded")]
+    rows, fails = report.merge(old, old_fail, new, {})
+    assert sorted(rows) == [("amy", "exercise-1", 1.0, 1.0, "graded"), *new] and fails == {}
+    assert report.ungraded(rows) == []
+
+
+def test_an_old_grades_csv_without_status_reads_as_graded(tmp_path):
+    (tmp_path / "g.csv").write_text("student,question,score,max\namy,exercise-1,1,2\n")
+    assert report.read_grades(tmp_path / "g.csv") == [("amy", "exercise-1", 1.0, 2.0, "graded")]
+
+
+def test_the_submissions_to_rerun_are_those_with_a_question_not_graded(tmp_path):
+    dist = tmp_path / "dist"
+    (dist / "autograder").mkdir(parents=True)
+    make_zip(dist / "autograder" / "05-priority-autograder.zip", "05-priority", names=("exercise-1",))
+    make_zip(dist / "autograder" / "06-backfill-autograder.zip", "06-backfill", names=("exercise-1",))
+    for who in ("amy", "bo"):
+        for lab in ("05-priority", "06-backfill"):
+            nb(tmp_path / "subs" / who / f"{lab}.ipynb", lab)
+    subs = folder.find_submissions(tmp_path / "subs", dist=dist)
+    again = folder.timed_out_submissions(subs, {("bo", "06-backfill/exercise-1")})
+    assert [(s.student, s.lab) for s in again] == [("bo", "06-backfill")]
+    # the labels are those of the whole run, so a regraded lab keeps its prefix
+    assert folder.question_label(folder.labs_of(subs), "06-backfill", "exercise-1") == "06-backfill/exercise-1"
 
 
 class FakeSandbox(sandbox.LocalSandbox):
@@ -122,8 +187,26 @@ def test_past_the_whole_limit_the_runner_and_its_detached_kernel_are_killed(tmp_
     t0 = time.monotonic()
     outcome = sandbox.run_one(box, tmp_path / "s.ipynb", make_zip(tmp_path / "z.zip", "lab"), cell_timeout=1, total_timeout=1.5)
     assert time.monotonic() - t0 < 10
-    assert outcome.error == "timed out: grading took longer than 1.5 s as a whole"
+    assert outcome.error == "timed out: grading took longer than 1.5 s as a whole" and outcome.timed_out == 1.5
     assert fake_kernels() == []
+
+
+def test_a_submission_past_the_whole_limit_is_not_graded_not_scored_zero(tmp_path):
+    (tmp_path / "s.ipynb").write_text("{}")
+    sub = folder.Submission("cy", tmp_path / "s.ipynb", "lab", make_zip(tmp_path / "z.zip", "lab", names=("exercise-1",)))
+    g = folder.grade_one(FakeSandbox("import time; time.sleep(60)"), sub, cell_timeout=1, total_timeout=1.5)
+    assert g.scores == {"exercise-1": (None, 3.0)} and g.error is None and g.not_graded == ["exercise-1"]
+    assert g.failures == {"exercise-1": "not graded (timed out after 1.5 s; rerun): the whole submission ran past its limit"}
+
+
+def test_a_question_the_runner_did_not_grade_for_time_stays_not_graded(tmp_path):
+    (tmp_path / "s.ipynb").write_text("{}")
+    sub = folder.Submission("cy", tmp_path / "s.ipynb", "lab", make_zip(tmp_path / "z.zip", "lab", names=("q", "r")))
+    said = {"questions": {"q": {"score": None, "possible": 3, "failed": [SLOW], "timed_out": 3},
+                          "r": {"score": 0, "possible": 3, "failed": ["wrong"], "timed_out": None}}, "error": None}
+    g = folder.grade_one(FakeSandbox(f"print('RESULT', NONCE, json.dumps({said!r}))"), sub, cell_timeout=3,
+                         total_timeout=30)
+    assert g.scores == {"q": (None, 3.0), "r": (0.0, 3.0)} and g.failures == {"q": SLOW, "r": "wrong"}
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="process command lines from /proc")

@@ -97,3 +97,54 @@ def test_a_student_function_that_raises_fails_its_check_with_its_error():
     verdict = referee.judge(channel, {"question": "q", "answers": {"f": {"value": {"__function__": True}}},
                                       "checks": [{"source": "assert f(1) == 1", "hidden": False}]})
     assert verdict["message"] == "f(...) ZeroDivisionError: division by zero"
+
+
+class NoKernel:
+    """Stands for the student's kernel where the checks read only plain answers."""
+
+    call_timeout = None
+
+    def __init__(self, answers: dict):
+        self.answers = answers
+
+    def answer(self, name: str) -> dict:
+        return {"value": encode(self.answers[name])}
+
+
+def test_checks_past_their_time_leave_the_question_not_graded_and_a_wrong_answer_scores_nothing():
+    import sys
+
+    from minislurm.grade.runner import Referee
+
+    judge = Referee(sys.stderr)
+    slow = {"points": 2, "answers": ["a"], "checks": [{"source": "import time\ntime.sleep(30)\nassert a == 4",
+                                                       "hidden": True, "timeout": 0.5}]}
+    quick = {"points": 2, "answers": ["a"], "checks": [{"source": "assert a == 4, 'not 4'", "hidden": False}]}
+    try:
+        assert judge.grade(NoKernel({"a": 4}), "q", slow) == (False, "", (0.5, "its checks ran past their time"))
+        assert judge.grade(NoKernel({"a": 3}), "q", quick) == (False, "not 4", None)  # the referee restarted
+        assert judge.grade(NoKernel({"a": 4}), "q", quick) == (True, "", None)
+    finally:
+        judge.stop()
+
+
+def cells(*spec):
+    """Notebook cells from (kind, source): kind "answer" is an answer cell, "lab" a lab cell."""
+    return [{"cell_type": "code", "source": src,
+             "metadata": {"tags": ["otter_answer_cell"]} if kind == "answer" else {}} for kind, src in spec]
+
+
+def test_a_question_depends_on_its_answer_cells_and_the_lab_cells_before_its_check():
+    from minislurm.grade.runner import timeouts_by_question
+
+    nb = cells(("lab", "setup"), ("answer", "a = 1"), ("lab", 'grader.check("exercise-1")'),
+               ("lab", "demo"), ("answer", "b = 2"), ("lab", 'grader.check("exercise-2")'),
+               ("answer", "c = 3"), ("lab", 'grader.check("exercise-3")'))
+    qs = ["exercise-1", "exercise-2", "exercise-3", "exercise-4"]  # exercise-4's check call was deleted
+    assert timeouts_by_question(nb, {}, qs) == {}
+    own = timeouts_by_question(nb, {1: 3.0}, qs)
+    assert own == {"exercise-1": (3.0, "the answer cell ran past the cell time limit"),
+                   "exercise-4": (3.0, "a cell of the notebook ran past its limit")}  # not exercise-2's or 3's
+    lab = timeouts_by_question(nb, {3: 30.0}, qs)
+    assert sorted(lab) == ["exercise-2", "exercise-3", "exercise-4"]
+    assert lab["exercise-2"] == (30.0, "cell 3 of the notebook ran past its limit")

@@ -1,8 +1,9 @@
 """``minislurm grade run`` on folders of submissions: full marks, a hidden check that fails (0 on the
-question: no partial credit), answers that raise, loop or print garbage, a corrupt notebook, bad
-input (another lab, cells moved or deleted, a notebook that snoops or forges), a submission past
-the whole-submission limit, the instructor's reports and regrading one student.  Every number is
-exact."""
+question: no partial credit), answers that raise or print garbage, a corrupt notebook, bad input
+(another lab, cells moved or deleted, a notebook that snoops or forges), the instructor's reports
+and regrading one student.  An answer that runs past a time limit (a loop, or a right answer on a
+slow machine) and a submission past the whole-submission limit are not graded, never 0, and
+``--rerun-timed-out`` grades them again.  Every number is exact."""
 
 from __future__ import annotations
 
@@ -22,9 +23,9 @@ SUBMISSIONS = {
     "alice": RIGHT,
     # passes every public check; exercise 2's hidden check (long-eval aged 7 days) fails: 0 on it
     "bob": [RIGHT[0], "my_weights = Weights(age=1000, fairshare=1000, jobsize=10000)", RIGHT[2]],
-    # raises / loops forever / prints garbage instead of an answer
+    # raises / loops forever (not graded: a slow right answer looks the same) / prints garbage instead of an answer
     "carol": ["ablation_priority = 1 / 0", "while True:\n    pass", GARBAGE + 'longest_half_life_days = "3 days"'],
-    # one looping answer between two right ones (that print garbage too) costs one question only
+    # one looping answer between two right ones (that print garbage too) leaves one question ungraded only
     "erin": [GARBAGE + RIGHT[0], "x = 0\nwhile True:\n    x += 1", GARBAGE + RIGHT[2]],
 }
 
@@ -70,14 +71,15 @@ def test_a_folder_of_submissions_gives_exact_grades_and_says_what_failed(dist, t
     proc = minislurm("grade", "run", str(subs), "--autograder", str(out / "autograder" / f"{LAB}-autograder.zip"),
                      "--timeout", "5", "--jobs", "2", "--docker", "never", "--out", str(grades), tmpdir=tmp_path / "tmp")
 
-    assert proc.returncode == 0, proc.stdout
+    assert proc.returncode == 3, proc.stdout  # some questions not graded
+    ok, late = "graded", "not graded (timed out after 5 s; rerun)"
     assert read_csv(grades) == [
-        ["student", "question", "score", "max"],
-        ["alice", "exercise-1", "2", "2"], ["alice", "exercise-2", "2", "2"], ["alice", "exercise-3", "2", "2"],
-        ["bob", "exercise-1", "2", "2"], ["bob", "exercise-2", "0", "2"], ["bob", "exercise-3", "2", "2"],
-        ["carol", "exercise-1", "0", "2"], ["carol", "exercise-2", "0", "2"], ["carol", "exercise-3", "0", "2"],
-        ["dave", "exercise-1", "0", "2"], ["dave", "exercise-2", "0", "2"], ["dave", "exercise-3", "0", "2"],
-        ["erin", "exercise-1", "2", "2"], ["erin", "exercise-2", "0", "2"], ["erin", "exercise-3", "2", "2"],
+        ["student", "question", "score", "max", "status"],
+        ["alice", "exercise-1", "2", "2", ok], ["alice", "exercise-2", "2", "2", ok], ["alice", "exercise-3", "2", "2", ok],
+        ["bob", "exercise-1", "2", "2", ok], ["bob", "exercise-2", "0", "2", ok], ["bob", "exercise-3", "2", "2", ok],
+        ["carol", "exercise-1", "0", "2", ok], ["carol", "exercise-2", "", "2", late], ["carol", "exercise-3", "0", "2", ok],
+        ["dave", "exercise-1", "0", "2", ok], ["dave", "exercise-2", "0", "2", ok], ["dave", "exercise-3", "0", "2", ok],
+        ["erin", "exercise-1", "2", "2", ok], ["erin", "exercise-2", "", "2", late], ["erin", "exercise-3", "2", "2", ok],
     ]
     text = proc.stdout
     assert "grading 5 submissions locally, without Docker" in text
@@ -86,25 +88,28 @@ def test_a_folder_of_submissions_gives_exact_grades_and_says_what_failed(dist, t
     assert "note   carol (carol.ipynb) exercise-2: the answer cell ran past the 5 s cell time limit" in text
     assert "note   erin (erin.ipynb) exercise-2: the answer cell ran past the 5 s cell time limit" in text
     assert "wrong  bob (bob.ipynb) exercise-2: hidden check: age overtakes pretrain-7b" in text
-    assert "4 graded, 1 failed" in text
+    assert ("TIMEOUT erin (erin.ipynb) exercise-2: not graded (timed out after 5 s; rerun): "
+            "the answer cell ran past the cell time limit") in text
+    assert "2 graded, 1 failed, 2 not graded (timed out)" in text
+    assert "2 questions of 2 students in" in text and "--rerun-timed-out" in text
     lines = {line.split()[0]: line.split() for line in text.splitlines() if line[:1].isalpha()}
     assert lines["bob"][1:] == ["2/2", "0/2", "2/2", "4/6"]
-    assert lines["erin"][1:] == ["2/2", "0/2", "2/2", "4/6"]
+    assert lines["erin"][1:] == ["2/2", "?/2", "2/2", "4+?/6"]
     assert grade_processes(tmp_path / "tmp") == []  # no kernel left looping
 
     # beside grades.csv: what went wrong, per question, for a gradebook, and as a chart
     assert read_csv(tmp_path / "grades-questions.csv") == [
-        ["question", "max", "mean", "full_marks_share", "most_common_failure", "students_with_it"],
+        ["question", "max", "mean", "full_marks_share", "most_common_failure", "students_with_it", "not_graded"],
         ["exercise-1", "2", "1.20", "0.60", "name 'ablation_priority' is not defined (the answer cell did not "
-                                            "define it: deleted, renamed or failed)", "1"],
-        ["exercise-2", "2", "0.40", "0.20", "name 'my_weights' is not defined (the answer cell did not "
-                                            "define it: deleted, renamed or failed)", "2"],  # carol's and erin's loops
-        ["exercise-3", "2", "1.20", "0.60", "a whole number of days, 1 to 28", "1"],
+                                            "define it: deleted, renamed or failed)", "1", "0"],
+        # over alice, bob and dave: carol's and erin's loops are not graded
+        ["exercise-2", "2", "0.67", "0.33", "hidden check: age overtakes pretrain-7b", "1", "2"],
+        ["exercise-3", "2", "1.20", "0.60", "a whole number of days, 1 to 28", "1", "0"],
     ]
     assert read_csv(tmp_path / "grades-lms.csv") == [
         ["student", "exercise-1 (2)", "exercise-2 (2)", "exercise-3 (2)", "total (6)"],
-        ["alice", "2", "2", "2", "6"], ["bob", "2", "0", "2", "4"], ["carol", "0", "0", "0", "0"],
-        ["dave", "0", "0", "0", "0"], ["erin", "2", "0", "2", "4"]]
+        ["alice", "2", "2", "2", "6"], ["bob", "2", "0", "2", "4"], ["carol", "0", "", "0", ""],
+        ["dave", "0", "0", "0", "0"], ["erin", "2", "", "2", ""]]
     failures = {(r[0], r[1]): r[2] for r in read_csv(tmp_path / "grades-failures.csv")[1:]}
     assert failures[("bob", "exercise-2")] == "hidden check: age overtakes pretrain-7b"
     assert "ablation_priority' is not defined" in failures[("carol", "exercise-1")]
@@ -115,11 +120,11 @@ def test_a_folder_of_submissions_gives_exact_grades_and_says_what_failed(dist, t
     before = read_csv(grades)
     proc = minislurm("grade", "run", str(subs), "--autograder", str(out / "autograder" / f"{LAB}-autograder.zip"),
                      "--timeout", "5", "--docker", "never", "--student", "bob", "--out", str(grades))
-    assert proc.returncode == 0, proc.stdout
+    assert proc.returncode == 3, proc.stdout  # carol's and erin's loops are still not graded
     assert "grading 1 submissions" in proc.stdout
     after = read_csv(grades)
     assert [r for r in after if r[0] != "bob"] == [r for r in before if r[0] != "bob"]
-    assert [r for r in after if r[0] == "bob"] == [["bob", f"exercise-{n}", "2", "2"] for n in (1, 2, 3)]
+    assert [r for r in after if r[0] == "bob"] == [["bob", f"exercise-{n}", "2", "2", "graded"] for n in (1, 2, 3)]
     assert ("bob", "exercise-2") not in {(r[0], r[1]) for r in read_csv(tmp_path / "grades-failures.csv")}
     assert read_csv(tmp_path / "grades-lms.csv")[2] == ["bob", "2", "2", "2", "6"]
 
@@ -182,7 +187,7 @@ def test_dist_and_student_folders_grade_each_lab_with_its_own_zip(dist, tmp_path
 
     assert proc.returncode == 0, proc.stdout
     assert read_csv(grades)[1:] == [
-        ["grace", f"{lab}/exercise-{n}", str(p), str(p)]
+        ["grace", f"{lab}/exercise-{n}", str(p), str(p), "graded"]
         for lab, points in (("05-priority", (2, 2, 2)), ("06-backfill", (2, 3, 2)))
         for n, p in enumerate(points, 1)
     ]
@@ -190,7 +195,7 @@ def test_dist_and_student_folders_grade_each_lab_with_its_own_zip(dist, tmp_path
     assert grace == ["grace", "2/2", "2/2", "2/2", "2/2", "3/3", "2/2", "13/13"]
 
 
-def test_a_submission_past_the_whole_limit_scores_zero_and_leaves_nothing_running(dist, tmp_path):
+def test_a_submission_past_the_whole_limit_is_not_graded_and_leaves_nothing_running(dist, tmp_path):
     out, _ = dist
     stubborn = "import time\nwhile True:\n    try:\n        time.sleep(30)\n    except KeyboardInterrupt:\n        pass"
     subs = tmp_path / "subs"
@@ -202,7 +207,50 @@ def test_a_submission_past_the_whole_limit_scores_zero_and_leaves_nothing_runnin
                      "--timeout", "2", "--submission-timeout", "6", "--docker", "never", "--out", str(grades),
                      tmpdir=tmp_path / "tmp")
 
-    assert proc.returncode == 0, proc.stdout
-    assert "FAILED frank (frank.ipynb): timed out: grading took longer than 6 s as a whole" in proc.stdout
-    assert read_csv(grades)[1:] == [["frank", f"exercise-{n}", "0", "2"] for n in (1, 2, 3)]
+    assert proc.returncode == 3, proc.stdout
+    assert "FAILED" not in proc.stdout and "0 graded, 0 failed, 1 not graded (timed out)" in proc.stdout
+    assert ("TIMEOUT frank (frank.ipynb) exercise-2: not graded (timed out after 6 s; rerun): "
+            "the whole submission ran past its limit") in proc.stdout
+    assert read_csv(grades)[1:] == [["frank", f"exercise-{n}", "", "2", "not graded (timed out after 6 s; rerun)"]
+                                    for n in (1, 2, 3)]
     assert grade_processes(tmp_path / "tmp") == []
+
+
+def test_a_right_answer_past_the_limit_is_not_graded_and_a_rerun_grades_it_alone(dist, tmp_path):
+    """A right answer slower than --timeout (as on a loaded machine) is "not graded", never 0; a
+    wrong answer still scores 0; --rerun-timed-out with a larger limit regrades only the former."""
+    out, _ = dist
+    autograder = str(out / "autograder" / f"{LAB}-autograder.zip")
+    subs, grades = tmp_path / "subs", tmp_path / "grades.csv"
+    slow = "import time\ntime.sleep(6)  # a slow machine\n"
+    write_submission(out / "student" / f"{LAB}.ipynb", subs / "slowpoke.ipynb", [slow + RIGHT[0], RIGHT[1], RIGHT[2]])
+    write_submission(out / "student" / f"{LAB}.ipynb", subs / "bob.ipynb", SUBMISSIONS["bob"])
+
+    proc = minislurm("grade", "run", str(subs), "--autograder", autograder, "--timeout", "2", "--jobs", "2",
+                     "--docker", "never", "--out", str(grades))
+
+    assert proc.returncode == 3, proc.stdout
+    rows = {(r[0], r[1]): r[2:] for r in read_csv(grades)[1:]}
+    assert rows["slowpoke", "exercise-1"] == ["", "2", "not graded (timed out after 2 s; rerun)"]
+    assert rows["slowpoke", "exercise-2"] == rows["slowpoke", "exercise-3"] == ["2", "2", "graded"]
+    assert rows["bob", "exercise-2"] == ["0", "2", "graded"]  # wrong is still wrong
+    assert ("TIMEOUT slowpoke (slowpoke.ipynb) exercise-1: not graded (timed out after 2 s; rerun): "
+            "the answer cell ran past the cell time limit") in proc.stdout
+    assert "1 questions of 1 students in" in proc.stdout
+    before = read_csv(grades)
+
+    proc = minislurm("grade", "run", str(subs), "--autograder", autograder, "--timeout", "60", "--docker", "never",
+                     "--rerun-timed-out", "--out", str(grades))
+
+    assert proc.returncode == 0, proc.stdout
+    assert "grading 1 submissions" in proc.stdout and "slowpoke (slowpoke.ipynb): 6/6" in proc.stdout
+    after = read_csv(grades)
+    assert [r for r in after if r[0] != "slowpoke"] == [r for r in before if r[0] != "slowpoke"]
+    assert [r for r in after if r[0] == "slowpoke"] == [["slowpoke", f"exercise-{n}", "2", "2", "graded"]
+                                                         for n in (1, 2, 3)]
+    assert read_csv(tmp_path / "grades-lms.csv")[2] == ["slowpoke", "2", "2", "2", "6"]
+    assert ("slowpoke", "exercise-1") not in {(r[0], r[1]) for r in read_csv(tmp_path / "grades-failures.csv")}
+
+    proc = minislurm("grade", "run", str(subs), "--autograder", autograder, "--docker", "never",
+                     "--rerun-timed-out", "--out", str(grades))
+    assert proc.returncode == 0 and "nothing to rerun" in proc.stdout, proc.stdout
