@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-from minislurm.cli.main import ArgumentParser
+from minislurm.cli.main import ArgumentParser, command_name
 
 DEFAULT_DIR = Path.home() / ".minislurm" / "cluster"
 
@@ -70,9 +70,10 @@ def _shape_conflict(args, folder: Path) -> str | None:
 
 
 def _usage(folder: Path, what: str) -> None:
+    me = command_name()
     print(what)
-    print(f"  use it:   eval \"$(minislurm env --dir {folder})\"   then sinfo, sbatch, squeue, ...")
-    print(f"  stop it:  minislurm cluster down --dir {folder}")
+    print(f"  use it:   eval \"$({me} env --dir {folder})\"   then sinfo, sbatch, squeue, ...")
+    print(f"  stop it:  {me} cluster down --dir {folder}")
 
 
 def _resume(args, folder: Path) -> int:

@@ -14,6 +14,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from minislurm.cli.main import command_name
 from minislurm.cluster.docker import DEFAULT_DIR
 
 
@@ -24,12 +25,13 @@ def _fail(message: str) -> int:
 
 def _usage(cluster, what: str) -> None:
     folder = "" if cluster.dir == DEFAULT_DIR else f" --dir {cluster.dir}"
+    me = command_name()
     print(what)
-    print(f"  use it:   eval \"$(minislurm env --docker{folder})\"   then sinfo, sbatch, squeue, ... "
+    print(f"  use it:   eval \"$({me} env --docker{folder})\"   then sinfo, sbatch, squeue, ... "
           f"(they run on the login node as {cluster.user})")
-    print(f"  a shell:  minislurm cluster shell{folder}        (the login node, as {cluster.user}; "
+    print(f"  a shell:  {me} cluster shell{folder}        (the login node, as {cluster.user}; "
           f"/home is shared by every node)")
-    print(f"  stop it:  minislurm cluster down --docker{folder}")
+    print(f"  stop it:  {me} cluster down --docker{folder}")
 
 
 def _shape_conflict(args, cluster) -> str | None:

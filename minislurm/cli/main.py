@@ -45,6 +45,23 @@ def main(argv: list[str] | None = None) -> int:
     return importlib.import_module(entry[0]).main(argv[1:])
 
 
+def command_name() -> str:
+    """How to type ``minislurm`` again in this shell, for the hints the commands print: the bare
+    name when PATH finds this very program, else its path (``.venv/bin/minislurm`` in a checkout
+    whose virtualenv is not activated)."""
+    import os
+    import shutil
+
+    me = sys.argv[0]
+    if os.path.basename(me) != "minislurm":
+        return "minislurm"  # started some other way (python -m, a test): the installed name
+    found = shutil.which("minislurm")
+    if found and os.path.exists(me) and os.path.samefile(found, me):
+        return "minislurm"
+    relative = os.path.relpath(me)
+    return relative if not relative.startswith("..") else os.path.abspath(me)
+
+
 class ArgumentParser(argparse.ArgumentParser):
     """argparse that reports errors the way Slurm's tools do (``prog: error: ...``, exit 1).
 
