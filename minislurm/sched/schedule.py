@@ -50,6 +50,7 @@ class Reasons(Mapping):
         self._state, self._now = state, now
         self._queue, self._started = queue, started  # the pass's queue, filtered when asked
         self.known: dict[int, str] = {}
+        self._leads: dict[int, int] = {}  # array job id -> its record's first pending task
 
     def __getitem__(self, job_id: int) -> str:
         if job_id in self.known:
@@ -57,13 +58,44 @@ class Reasons(Mapping):
         job = self._state.jobs[job_id]
         if not job.pending:
             raise KeyError(job_id)
+        lead = self.lead(job_id)
+        if lead is not None and lead != job_id:
+            return self[lead]
         return blocked_reason(job, self._state, self._now) or Reason.PRIORITY
+
+    def lead(self, job_id: int) -> int | None:
+        """The first task (by task id) still in the array record ``job_id`` is in, if it is in one."""
+        job = self._state.jobs[job_id]
+        if not _in_meta_record(job) or job_id in self._started:
+            return None
+        array = job.array_job_id
+        if array not in self._leads:
+            tasks = (self._state.jobs[t] for t in self._state.array_tasks[array] if t not in self._started)
+            self._leads[array] = min((t for t in tasks if _in_meta_record(t)),
+                                     key=lambda t: t.array_task_id).job_id
+        return self._leads[array]
 
     def __iter__(self) -> Iterator[int]:
         return (j.job_id for j in self._queue if j.job_id not in self._started)
 
     def __len__(self) -> int:
         return len(self._queue) - len(self._started)
+
+
+def _in_meta_record(job: Job) -> bool:
+    """Slurm keeps an array's pending tasks in one record until a task is split off from it:
+    one that is held or was requeued has a record (and a reason) of its own."""
+    return job.array_job_id is not None and job.pending and job.hold is None and job.restart_count == 0
+
+
+def _one_reason_per_array(reasons: Reasons) -> None:
+    """The tasks still in an array's record share that record's reason, the one its first
+    task got (Slurm shows ``Resources`` for all of them, never ``Priority`` for those behind
+    the first: they are one job to its scheduler)."""
+    for job_id in list(reasons.known):
+        lead = reasons.lead(job_id)
+        if lead is not None and lead != job_id:
+            reasons.known[job_id] = reasons[lead]
 
 
 @dataclass
@@ -135,4 +167,5 @@ def schedule(state: ClusterState, now: float, *, backfill_cycle: bool = True,
 
     reasons = Reasons(state, now, order, set(work.started))
     reasons.known = {j: r for j, r in work.reason.items() if j not in work.started}
+    _one_reason_per_array(reasons)
     return PassResult(now, work.starts, reasons, result_expected, planned, work.settled)
