@@ -105,10 +105,15 @@ async def release(ctl: "Controller", user: str, job_id: int) -> None:
         raise SlurmError(errors.ACCESS_DENIED)
     job.hold = None
     job.reason = Reason.NONE
-    job.priority = priority.initial(job, ctl.state, ctl.clock())
+    job.priority = priority.initial(job, ctl.state, ctl.clock(), _fairshare(ctl, job))
     ctl.state.reprioritized()
     ctl.save_job(job)
     await ctl.commit()
+
+
+def _fairshare(ctl: "Controller", job) -> dict | None:
+    """The fair-share factors a new priority of ``job`` counts, as the periodic recalculation does."""
+    return ctl.fairshare.for_jobs([job], ctl.clock()) if ctl.fairshare else None
 
 
 def _nice(text: str) -> int:
@@ -168,7 +173,7 @@ async def update_job(ctl: "Controller", user: str, job_id: int, fields: dict) ->
         ctl.running.arm_timers(job, ctl.clock())
     if "nice" in changes and job.state is JobState.PENDING:
         from minislurm.sched import priority
-        job.priority = priority.initial(job, ctl.state, ctl.clock())
+        job.priority = priority.initial(job, ctl.state, ctl.clock(), _fairshare(ctl, job))
     if job.time_limit == math.inf or changes:
         ctl.state.reprioritized()
     ctl.save_job(job)

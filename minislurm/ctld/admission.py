@@ -38,8 +38,9 @@ async def submit(ctl: "Controller", user: str, request: dict) -> list[int]:
         await _never_runs(ctl, exc.job, Live.from_request(request, batch, uid, gid), now)
         raise
     ctl.state.used_job_ids(jobs[-1].job_id)
+    fairshare = ctl.fairshare.for_jobs(jobs[:1], now) if ctl.fairshare else None  # one user, one account
     for job in jobs:
-        job.priority = priority.initial(job, ctl.state, now)
+        job.priority = priority.initial(job, ctl.state, now, fairshare)
         if job.hold:  # a held job says so at once, and still does after a restart
             job.reason = Reason.HELD_ADMIN if job.hold == "admin" else Reason.HELD_USER
         ctl.live[job.job_id] = Live.from_request(request, batch, uid, gid)

@@ -211,7 +211,8 @@ class Controller:
 
         def recalc() -> None:
             now = self.clock()
-            self.state.set_priorities(priority.recompute(self.state, now, self.fairshare.factors(now)))
+            fairshare = self.fairshare.for_jobs(self.state.pending.values(), now)
+            self.state.set_priorities(priority.recompute(self.state, now, fairshare))
             self.request_pass()
         await every(max(1.0, self.config.priority.calc_period), recalc, log)
 

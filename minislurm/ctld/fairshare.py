@@ -24,6 +24,15 @@ class FairShareBook:
         self.tree.user(job.user, job.account)
         self.ledger.charge(job.user, job.account, job.alloc.num_cpus * max(0.0, now - job.start_time), now)
 
+    def for_jobs(self, jobs, now: float) -> dict:
+        """The factors to give ``jobs`` priorities with.  A job's association exists from its
+        submission on (in Slurm it must exist before its user may submit), so a new user's
+        first job counts its fair share as the user's later ones do; it used to be created
+        only when a first job ended, and a restart forgets it until then."""
+        for job in jobs:
+            self.tree.user(job.user, job.account)
+        return self.factors(now)
+
     def factors(self, now: float) -> dict:
         return fairshare.factors(self.tree, self.ledger, now, self.fair_tree)
 
