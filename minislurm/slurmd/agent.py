@@ -13,6 +13,12 @@ checked against this node's passwd), the tasks and GPUs on this node; a credenti
 expired, already used here, or of a run that has ended here or been superseded starts nothing
 (:mod:`minislurm.slurmd.runs`).  Every file and folder of a job is opened by its user
 (:mod:`minislurm.slurmd.spawn`).
+
+A batch script's spool folder lives while its run does here: it is removed when the script has
+ended and every process of the run is gone, when its launch fails, or when the controller ends
+a run this agent no longer knows (one from before a restart).  A later run of the same job (a
+requeue) owns the folder from the moment it writes its script, so an earlier run's end never
+removes it.
 """
 
 from __future__ import annotations
@@ -85,6 +91,7 @@ class NodeAgent:
         self.addr = addr or bind
         self.port = 0
         self.runs = Runs(name)
+        self.spooled: dict[int, int] = {}  # job id -> the incarnation whose script is in the spool
         self.unreported: dict[tuple[int, int], tuple[int, int]] = {}
         self.boot_time = time.time()
         self.background = Background(log)
@@ -150,8 +157,12 @@ class NodeAgent:
         try:
             who = identity_for(job["user"], job["uid"], job["gid"])
             script = spooldir.write_script(self.spool, job_id, inc, job["script"] or "#!/bin/sh\n", who)
+        except spooldir.SpoolFull as exc:  # what jobs brought filled it: the job fails, the node stays up
+            log.error("[%s.batch] error: %s", job_id, exc.strerror)
+            return {"ok": False, "fault": "job", "error": exc.strerror}
         except (PermissionError, OSError) as exc:
             return {"ok": False, "error": str(exc)}
+        self.spooled[job_id] = inc
         array = job.get("array_job_id") is not None
         out_path = self._output(job["stdout"] or default_output(array), job)
         err_path = self._output(job["stderr"], job) if job.get("stderr") else out_path
@@ -163,11 +174,13 @@ class NodeAgent:
         except OSError as exc:
             # An environment or argument list too big to exec is the job's doing, not the node's.
             fault = "job" if exc.errno == errno.E2BIG else "node"
+            self._drop_spool(job_id, inc)
             return {"ok": False, "fault": fault, "error": f"could not start the batch script: {exc}"}
         if started.error is not None:  # nothing was created: the job fails (Slurm: JobLaunchFailure)
             log.error("[%s.batch] error: %s", job_id, started.error)
             self.runs.end(job_id, inc)
             await started.proc.wait()
+            self._drop_spool(job_id, inc)
             return {"ok": False, "fault": "job", "error": started.error}
         terminated = self.runs.stale(job_id, inc)  # while it was starting
         local = self.runs.open(job_id, inc)
@@ -190,6 +203,7 @@ class NodeAgent:
         if job.stderr_fd is not None:
             os.close(job.stderr_fd)
             job.stderr_fd = None
+        self._drop_spool(job.job_id, job.inc)  # nothing of the run is left to read it
         await self._report_end(job, code, sig, usage)
         self.runs.forget(job)
 
@@ -197,6 +211,7 @@ class NodeAgent:
         self.runs.end(job_id, inc)  # even unknown here: no credential of this run may start a step
         job = self.runs.get(job_id, inc)
         if job is None:
+            self._drop_leftover(job_id)
             return {"ok": True, "known": False}
         if job.stopping and kill_wait > 0:
             # Told again (a restarted controller cannot know it was told): once is enough, or a
@@ -209,6 +224,24 @@ class NodeAgent:
         if job.batch is None:
             self.runs.forget(job)
         return {"ok": True, "known": True}
+
+    def _drop_spool(self, job_id: int, inc: int) -> None:
+        """Remove the run's spool folder, unless a later run of the job has written its own there."""
+        if self.spooled.get(job_id) != inc:
+            return
+        del self.spooled[job_id]
+        self._remove_folder(job_id)
+
+    def _drop_leftover(self, job_id: int) -> None:
+        """A folder no run of this agent wrote (it was left before a restart): nothing reads it."""
+        if job_id not in self.spooled and not any(j == job_id for j, _ in self.runs.live):
+            self._remove_folder(job_id)
+
+    def _remove_folder(self, job_id: int) -> None:
+        try:
+            spooldir.remove(self.spool, job_id)
+        except OSError as exc:
+            log.warning("%s: could not remove the spool folder of job %s: %s", self.name, job_id, exc)
 
     def _note_cancel(self, job: LocalJob, job_id: int, due: str) -> None:
         """slurmstepd's line in the job's stderr (src/slurmd/slurmstepd/req.c), as 22.05 words

@@ -101,6 +101,7 @@ def make_app(agent: "NodeAgent") -> web.Application:
 
 async def serve(agent: "NodeAgent", port: int = 0) -> web.AppRunner:
     spooldir.prepare(agent.spool)
+    spooldir.purge(agent.spool)  # this agent knows no run yet: what is there is left over
     if os.geteuid() == 0 and not runs_for_everyone(launcher_python()):
         log.warning("no Python that every user may run (using %s): the jobs of users who may not run it "
                     "will fail to start", launcher_python())

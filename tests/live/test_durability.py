@@ -148,34 +148,3 @@ def test_state_files_are_private(live):
     assert oct(os.stat(state).st_mode & 0o777) == "0o700"
     for f in state.iterdir():
         assert oct(os.stat(f).st_mode & 0o777) == "0o600", f
-
-
-@pytest.fixture
-def full_spool(live):
-    """gpu02's spool on a tiny file system that is full (root only: it mounts a tmpfs)."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a full file system needs root")
-    spool = live.c.dir / "spool" / "gpu02"
-    spool.mkdir(parents=True, exist_ok=True)
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,mode=0755", "tmpfs", str(spool)]).returncode:
-        pytest.skip("cannot mount a tmpfs here")
-    try:
-        subprocess.run(["dd", "if=/dev/zero", f"of={spool / 'filler'}", "bs=4k"], capture_output=True)
-        yield spool
-    finally:
-        subprocess.run(["umount", "-l", str(spool)], check=False)
-
-
-def test_a_node_that_cannot_spool_a_script_is_drained_not_failed(live, full_spool):
-    live.reset()
-    job = live.sbatch("-w", "gpu02", "--wrap", "true")
-    held = until(lambda: (j := live.job(job))["restart_count"] == 1 and j["state"] == "PENDING" and j, 15,
-                 "the requeue")
-    assert held["reason"] == "JobHeldAdmin"
-    node = live.node("gpu02")
-    assert (node["state"], node["reason"]) == ("drain", "batch job complete failure")
-    time.sleep(3)  # nothing loops: one launch, one requeue, no NODE_FAIL
-    runs = [r["state"] for r in live.acct(job, duplicates=True) if r["step"] is None]
-    assert runs == ["REQUEUED", "PENDING"] and live.job(job)["restart_count"] == 1, runs
-    assert live.run("scancel", str(job)).returncode == 0
-    assert live.run("scontrol", "update", "NodeName=gpu02", "State=RESUME").returncode == 0
