@@ -37,8 +37,11 @@ async def serve(conf: Path, port: int | None = None, ready_file: Path | None = N
         admins = parse_accounts(accounts.read_text(), str(accounts)).operators() if accounts.exists() else set()
     except AccountsError as exc:
         raise SystemExit(f"slurmctld: fatal: {exc}") from None
+    # As root, the agents run each job as its user (and refuse one they do not know); a
+    # personal cluster runs every job as its owner, whatever name a token gives.
     ctl = Controller(cfg, settings.state_dir, Signer(load_key(settings.key_file)),
-                     operators=settings.operators | {getpass.getuser()} | admins, accounts_file=accounts)
+                     operators=settings.operators | {getpass.getuser()} | admins, accounts_file=accounts,
+                     check_users=os.geteuid() == 0)
     await ctl.start()
     runner = web.AppRunner(make_app(ctl), access_log=None, shutdown_timeout=1.0)
     await runner.setup()

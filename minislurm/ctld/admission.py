@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 async def submit(ctl: "Controller", user: str, request: dict) -> list[int]:
     """Validate, commit, queue.  Returns the job ids (one per array task)."""
     ctl.check_saving()
+    ctl.check_user(user)
     now = ctl.clock()
     spec = spec_from_dict(request.get("spec", {}))
     batch = bool(request.get("batch", True))
@@ -58,6 +59,7 @@ async def test_only(ctl: "Controller", user: str, request: dict) -> dict:
     """``sbatch --test-only``: the will-run answer for a job that is never queued (it uses
     up a job id, as in Slurm)."""
     ctl.check_saving()
+    ctl.check_user(user)
     now = ctl.clock()
     job_id = ctl.state.next_job_id
     try:

@@ -49,10 +49,13 @@ log = logging.getLogger("minislurm.ctld")
 class Controller:
     def __init__(self, config: ClusterConfig, state_dir: str | Path, signer: Signer, *,
                  operators: set[str] = frozenset(), clock=time.time, accounts_file: Path | None = None,
-                 rpc: AgentClient | None = None):
+                 rpc: AgentClient | None = None, check_users: bool = False):
         """``clock`` and ``rpc`` (how it calls node agents) are parameters so that tests can run
-        the controller in-process on a fake clock with fake agents (tests/ctld/ctldkit.py)."""
+        the controller in-process on a fake clock with fake agents (tests/ctld/ctldkit.py).
+        ``check_users``: a job's user must be known to this host's user database (see
+        :meth:`check_user`)."""
         self.config = config
+        self.check_users = check_users
         self.accounts_file = accounts_file  # accounts.conf: associations and shares (FairShareBook)
         self.state = ClusterState(config)
         self.queue_order = QueueOrder()  # the sorted queue, kept between passes
@@ -271,6 +274,18 @@ class Controller:
         except KeyError:
             return uid, gid
         return pw.pw_uid, pw.pw_gid
+
+    def check_user(self, user: str) -> None:
+        """Refuse a job of a user this host does not know (Slurm's "Invalid user id"), on a
+        cluster whose agents run jobs as their users: its node could not, and would be drained
+        for everyone.  The controller sees the users the nodes see (the local machine's passwd;
+        in the docker cluster, the extrausers files all containers share)."""
+        if not self.check_users:
+            return
+        try:
+            pwd.getpwnam(user)
+        except KeyError:
+            raise SlurmError(errors.USER_ID_MISSING) from None
 
     def may_modify(self, user: str, job: Job) -> None:
         if user != job.user and user not in self.operators:

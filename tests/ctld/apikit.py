@@ -55,9 +55,10 @@ def good_job(**spec) -> dict:
 
 
 @contextlib.asynccontextmanager
-async def serve(tmp_path, **config):
+async def serve(tmp_path, *, check_users: bool = False, **config):
+    """``check_users``: refuse jobs of users this host does not know, as a root controller does."""
     cfg = lab_config(**{"nodes": 2, "gpus_per_node": 4, "cpus_per_node": 8, "mem": 64_000, **config})
-    ctl = Controller(cfg, tmp_path / "state", Signer(b"k" * 32), operators={"root"})
+    ctl = Controller(cfg, tmp_path / "state", Signer(b"k" * 32), operators={"root"}, check_users=check_users)
     await ctl.start()
     client = TestClient(TestServer(make_app(ctl)))
     await client.start_server()

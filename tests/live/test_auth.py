@@ -228,3 +228,25 @@ def test_malformed_requests_get_400_and_the_daemons_live_on(live):
     assert all(p.poll() is None for p in live.c.procs.values())
     job_id = live.sbatch("--wrap", "true")
     assert live.wait(job_id)["state"] == "COMPLETED"
+
+
+def test_a_user_unknown_on_the_nodes_is_refused_at_submission(live):
+    """A token may name anyone (an operator mints it): a job of a user the nodes do not know
+    is refused with Slurm's "Invalid user id", instead of being sent to a node that cannot run
+    it and is drained for everyone ("user ghost not found", issue 21 item 8)."""
+    if os.geteuid() != 0:
+        pytest.skip("a personal cluster runs every job as its owner, whatever the token's name")
+    ghost = "ghost" + os.urandom(5).hex()
+    with pytest.raises(KeyError):
+        pwd.getpwnam(ghost)
+    env = {"SLURM_JWT": token_for(live, ghost)}
+    before = live.api.call("GET", "/jobs")["jobs"]
+    r = live.run("sbatch", "--wrap", "true", env=env)
+    assert (r.returncode, r.stdout, r.stderr) == (1, "", "sbatch: error: Batch job submission failed: "
+                                                         "Invalid user id\n")
+    r = live.run("srun", "-N1", "true", env=env)
+    assert (r.returncode, r.stderr) == (1, "srun: error: Unable to allocate resources: Invalid user id\n")
+    assert live.api.call("GET", "/jobs")["jobs"] == before
+    assert all(n["state"] == "idle" for n in live.api.call("GET", "/nodes")["nodes"])
+    job = live.sbatch("-o", "/dev/null", "--wrap", "true")  # a known user's job runs as ever
+    assert live.wait(job)["state"] == "COMPLETED"
