@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 import sys
 import time
 
-from minislurm.client import Client, ClientError, umask_text
+from minislurm.client import Client, ClientError, conf_path, umask_text
+from minislurm.core import errors
+from minislurm.core.cluster import MAX_SCRIPT_SIZE
 from minislurm.core.directives import build_spec, default_job_name, wrap_script
 from minislurm.core.hostlist import compress
 from minislurm.core.options import split_options
@@ -16,15 +19,38 @@ from minislurm.core.spec import spec_to_dict
 from minislurm.core.timefmt import format_timestamp
 
 
+def max_script_size() -> int:
+    """SchedulerParameters' ``max_script_size`` (bytes; 4 MB unless set), for sbatch to read no
+    more of a script than the controller would take.  Without a readable slurm.conf, the default."""
+    try:
+        text = conf_path().read_text()
+    except OSError:
+        return MAX_SCRIPT_SIZE
+    size = MAX_SCRIPT_SIZE
+    for line in text.splitlines():
+        if re.match(r"\s*SchedulerParameters\s*=", line, re.IGNORECASE):
+            m = re.search(r"(?:^|[=,])max_script_size=(\d+)", line.split("#")[0], re.IGNORECASE)
+            size = int(m.group(1)) if m else MAX_SCRIPT_SIZE  # the last line counts, as in the parser
+    return min(size, MAX_SCRIPT_SIZE)  # the most the controller takes (core/slurmconf.py)
+
+
 def _read_script(rest: list[str]) -> tuple[str, str | None]:
-    if not rest or rest[0] == "-":
-        return sys.stdin.buffer.read().decode("utf-8", "surrogateescape"), None  # its bytes as they are
-    path = rest[0]
-    try:  # newline="": the bytes as they are, so a DOS script's \r\n reaches check_script
-        with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
-            return f.read(), path
+    """The script's bytes as they are (a DOS script's CRLF line ends reach check_script), and
+    no more than the controller's ``max_script_size`` plus one: a larger script (``sbatch
+    /dev/zero``) is refused with the controller's answer to it, without reading the rest."""
+    cap = max_script_size()
+    path = None if not rest or rest[0] == "-" else rest[0]
+    try:
+        if path is None:
+            data = sys.stdin.buffer.read(cap + 1)
+        else:
+            with open(path, "rb") as f:
+                data = f.read(cap + 1)
     except OSError:
         raise OptionError(f"sbatch: error: Unable to open file {path}", 1) from None
+    if len(data) > cap:
+        raise OptionError(f"sbatch: error: Batch job submission failed: {errors.PATHNAME_TOO_LONG}", 1)
+    return data.decode("utf-8", "surrogateescape"), path
 
 
 def request_for(spec, script: str, rest: list[str], path: str | None) -> dict:

@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass, field
 
 DAY = 86400.0
+MAX_SCRIPT_SIZE = 4 * 1024 * 1024  # Slurm's default SchedulerParameters=max_script_size (bytes)
 
 
 @dataclass
@@ -56,6 +57,7 @@ class SchedulerConfig:
     bf_resolution: float = 60.0
     bf_max_job_test: int = 500
     requeue_delay: float = 120.0
+    max_script_size: int = MAX_SCRIPT_SIZE  # bytes: a larger batch script is refused at submission
 
 
 @dataclass

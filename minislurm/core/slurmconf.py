@@ -20,7 +20,7 @@ import math
 import re
 from pathlib import Path
 
-from .cluster import ClusterConfig, NodeConfig, PartitionConfig
+from .cluster import MAX_SCRIPT_SIZE, ClusterConfig, NodeConfig, PartitionConfig
 from .gresconf import (ConfigError, apply_gres_conf, expand_or_fail, logical_lines,
                        parse_node_gres, split_pairs)
 from .slurmconf_render import POLICIES, render_slurm_conf
@@ -89,7 +89,8 @@ _TOP = {  # lowercased key -> (sub-record or "", attribute, converter)
 }
 # SchedulerParameters items: name -> (seconds per unit, type); bf_window is in minutes.
 _SCHED = {"bf_interval": (1, float), "bf_window": (60, float), "bf_resolution": (1, float),
-          "bf_max_job_test": (1, int), "requeue_delay": (1, float)}
+          "bf_max_job_test": (1, int), "requeue_delay": (1, float), "max_script_size": (1, int)}
+MAX_SCRIPT_SIZE_LIMIT = 512 * 1024 * 1024  # slurmctld will not start with a larger max_script_size
 _NODE = {"cpus": ("cpus", lambda v: _int(v, 1)), "procs": ("cpus", lambda v: _int(v, 1)),
          "realmemory": ("real_memory", lambda v: _int(v, 1)), "weight": ("weight", _int),
          "feature": ("features", _words), "features": ("features", _words),
@@ -174,6 +175,13 @@ class _Reader:
             if name.lower() in _SCHED:
                 scale, kind = _SCHED[name.lower()]
                 number = self.convert(where, name, val, lambda v: _int(v, -1))
+                if name.lower() == "max_script_size" and not 0 <= number <= MAX_SCRIPT_SIZE_LIMIT:
+                    raise ConfigError(f"{where}: SchedulerParameters option max_script_size cannot "
+                                      f"exceed 512 MB (nor be negative)")
+                if name.lower() == "max_script_size" and number > MAX_SCRIPT_SIZE:
+                    self.warn(where, f"max_script_size above {MAX_SCRIPT_SIZE} is not modelled by minislurm "
+                              f"(its API takes no larger script; {MAX_SCRIPT_SIZE} used)")
+                    number = MAX_SCRIPT_SIZE
                 setattr(self.cfg.sched, name.lower(), kind(number * scale))
             else:
                 kept.append(item)

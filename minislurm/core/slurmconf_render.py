@@ -83,7 +83,7 @@ def _scheduler(sched: SchedulerConfig, kept: str | None) -> list[str]:
         lines.append(f"#minislurm: BackfillPolicy={sched.policy}")
     params = [f"{name}={_num(getattr(sched, name) / (60 if name == 'bf_window' else 1))}"
               for name in ("bf_interval", "bf_window", "bf_resolution", "bf_max_job_test",
-                           "requeue_delay")
+                           "requeue_delay", "max_script_size")
               if getattr(sched, name) != getattr(default, name)]
     params += [kept] if kept else []
     if params:

@@ -27,6 +27,7 @@ async def submit(ctl: "Controller", user: str, request: dict) -> list[int]:
     """Validate, commit, queue.  Returns the job ids (one per array task)."""
     ctl.check_saving()
     ctl.check_user(user)
+    check_script_size(ctl, request.get("script"))
     now = ctl.clock()
     spec = spec_from_dict(request.get("spec", {}))
     batch = bool(request.get("batch", True))
@@ -60,6 +61,7 @@ async def test_only(ctl: "Controller", user: str, request: dict) -> dict:
     up a job id, as in Slurm)."""
     ctl.check_saving()
     ctl.check_user(user)
+    check_script_size(ctl, request.get("script"))
     now = ctl.clock()
     job_id = ctl.state.next_job_id
     try:
@@ -76,6 +78,19 @@ async def test_only(ctl: "Controller", user: str, request: dict) -> dict:
         raise SlurmError(errors.NODE_CONFIG_UNAVAILABLE)
     start, nodes, cpus = found
     return {"job_id": job_id, "start": start, "nodes": nodes, "cpus": cpus, "partition": job.partition}
+
+
+def check_script_size(ctl: "Controller", script: str | None) -> None:
+    """SchedulerParameters=max_script_size (bytes, 4 MB by default): slurmctld refuses a larger
+    script with ESLURM_PATHNAME_TOO_LONG, before anything else about the job."""
+    if not script or len(script) * 4 <= ctl.config.sched.max_script_size:
+        return  # (quick: no character takes more than 4 bytes)
+    try:
+        size = len(script.encode("utf-8", "surrogateescape"))  # the bytes sbatch read
+    except UnicodeEncodeError:
+        size = len(script.encode("utf-8", "surrogatepass"))
+    if size > ctl.config.sched.max_script_size:
+        raise SlurmError(errors.PATHNAME_TOO_LONG)
 
 
 async def _never_runs(ctl: "Controller", job: Job, live: Live, now: float) -> None:

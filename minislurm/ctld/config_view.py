@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from minislurm.core.cluster import MAX_SCRIPT_SIZE
 from minislurm.core.timefmt import format_elapsed
 
 if TYPE_CHECKING:
@@ -20,7 +21,8 @@ def config_view(ctl: "Controller") -> dict:
     s, p = c.sched, c.priority
     params = (f"bf_interval={int(s.bf_interval)},bf_window={int(s.bf_window // 60)},"
               f"bf_resolution={int(s.bf_resolution)},bf_max_job_test={s.bf_max_job_test},"
-              f"requeue_delay={int(s.requeue_delay)}")
+              f"requeue_delay={int(s.requeue_delay)}"
+              + (f",max_script_size={s.max_script_size}" if s.max_script_size != MAX_SCRIPT_SIZE else ""))
     items = {
         "ClusterName": c.cluster_name,
         "SchedulerType": s.scheduler_type,

@@ -344,3 +344,16 @@ def test_a_slurm_conf_without_priority_type_is_fifo_as_in_slurm():
     assert parse_slurm_conf(text + "PriorityType=priority/multifactor\n").priority.type == "priority/multifactor"
     lab = parse_slurm_conf(text + "PriorityType=priority/multifactor\n")
     assert parse_slurm_conf(render_slurm_conf(lab)).priority.type == "priority/multifactor"
+
+
+def test_max_script_size_is_read_bounded_and_written_back():
+    cfg = parse("SchedulerParameters=max_script_size=1000,bf_continue\n")
+    assert cfg.sched.max_script_size == 1000 and cfg.other == {"SchedulerParameters": "bf_continue"}
+    assert "max_script_size=1000" in render_slurm_conf(cfg)
+    assert parse("SchedulerParameters=bf_interval=5\n").sched.max_script_size == 4 * 1024 * 1024
+    with pytest.raises(ConfigError, match="max_script_size cannot exceed 512 MB"):
+        parse(f"SchedulerParameters=max_script_size={512 * 1024 * 1024 + 1}\n")
+    cfg = parse("SchedulerParameters=max_script_size=8388608\n")  # more than the API takes
+    assert cfg.sched.max_script_size == 4 * 1024 * 1024
+    assert cfg.warnings == ["slurm.conf line 1: max_script_size above 4194304 is not modelled by minislurm "
+                            "(its API takes no larger script; 4194304 used)"]

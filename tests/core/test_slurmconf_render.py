@@ -78,7 +78,7 @@ def clusters(draw) -> ClusterConfig:
         draw(st.sampled_from(["conservative", "easy", "fifo"])),
         bf_interval=float(draw(st.integers(-1, 300))), bf_window=draw(MINUTES),
         bf_resolution=float(draw(st.integers(1, 3600))), bf_max_job_test=draw(st.integers(1, 10_000)),
-        requeue_delay=float(draw(st.integers(0, 600))))
+        requeue_delay=float(draw(st.integers(0, 600))), max_script_size=draw(st.integers(0, 4 * 1024 * 1024)))
     weights = st.integers(0, 100_000)
     prio = PriorityConfig(
         draw(st.sampled_from(["priority/multifactor", "priority/basic"])),
