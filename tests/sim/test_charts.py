@@ -1,4 +1,4 @@
-"""Charts write real PNGs, cope with nothing to draw, and stay fast on a Philly-sized trace."""
+"""Charts write real PNGs, draw the whole replay or say what they cut, and stay fast on a Philly-sized trace."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from matplotlib.patches import PathPatch
 
 from minislurm.sim import charts
-from minislurm.sim.charts import gantt, utilization_chart
+from minislurm.sim.charts import gantt, gantt_figure, utilization_chart, utilization_figure
 from minislurm.sim.records import Capacity, JobRecord, Segment
 
 CAP = Capacity(nodes=2, cpus=16, gpus=8)
@@ -88,6 +89,79 @@ def test_segment_selection() -> None:
     x0, x1, node, job, kind = charts._bars(charts._pick_segments(recs, None, None), (1800.0, 5400.0))
     assert x0.min() == pytest.approx(0.5) and x1.max() == pytest.approx(1.5)
     assert sorted(kind.tolist()) == [0, 0, 1, 2]  # completed x2, NODE_FAIL, TIMEOUT
+
+
+def drawn_bars(fig) -> list[tuple[int, float, float]]:
+    """(node, start h, end h) of every bar on a Gantt, whichever artists hold the bars."""
+    ax = fig.axes[0]
+    paths = [p for c in ax.collections for p in c.get_paths()]
+    paths += [a.get_path() for a in ax.patches if isinstance(a, PathPatch)]
+    bars = []
+    for path in paths:
+        for rect in path.vertices.reshape(-1, 5, 2):  # four corners and the closing vertex
+            bars.append((round(rect[:, 1].mean()), round(rect[:, 0].min(), 6), round(rect[:, 0].max(), 6)))
+    return sorted(bars)
+
+
+def multi_node_trace() -> tuple[list[JobRecord], Capacity]:
+    """900 jobs (more than any first-N cut) on 12 nodes, up to four nodes each, a few failures."""
+    recs, cap = synthetic(900, nodes=12)
+    shift = 7200.0  # every run two hours later, job 0 still submitted at 0: the charts start at 0
+    for r in recs:
+        r.submit, r.start, r.end = r.submit + shift * (r.job_id > 0), r.start + shift, r.end + shift
+        for seg in r.segments:
+            seg.start, seg.end = seg.start + shift, seg.end + shift
+    return recs, cap
+
+
+def test_gantt_draws_every_run_on_every_node_of_the_job() -> None:
+    recs, cap = multi_node_trace()
+    expected = sorted((n, round(s.start / 3600, 6), round(s.end / 3600, 6))
+                      for r in recs for s in r.segments for n in s.nodes)
+    assert len(expected) > 900 and any(len(s.nodes) > 1 for r in recs for s in r.segments)
+    fig = gantt_figure(recs, cap)
+    try:
+        assert drawn_bars(fig) == expected
+        assert "all 900 jobs (900 runs)" in fig.axes[0].get_title()
+    finally:
+        plt_close(fig)
+
+
+def test_gantt_and_utilisation_span_the_same_hours() -> None:
+    recs, cap = multi_node_trace()
+    first_submit = min(r.submit for r in recs) / 3600
+    last_end = max(s.end for r in recs for s in r.segments) / 3600
+    assert first_submit < min(s.start for r in recs for s in r.segments) / 3600
+    g, u, cut = gantt_figure(recs, cap), utilization_figure(recs, cap), gantt_figure(recs, cap, max_jobs=50)
+    try:
+        xlim = u.axes[0].get_xlim()
+        assert xlim[0] < first_submit and xlim[1] > last_end
+        assert g.axes[0].get_xlim() == pytest.approx(xlim)
+        assert cut.axes[0].get_xlim() == pytest.approx(xlim)  # a cut still sits on the whole time axis
+    finally:
+        plt_close(g, u, cut)
+
+
+def test_gantt_title_says_what_it_cut() -> None:
+    recs = small()  # J1-J3 ran, 0-2.5 h; J4 never started
+    titles = {}
+    for name, kw in [("all", {}), ("first", {"max_jobs": 2}), ("window", {"window": (1800.0, 5400.0)})]:
+        fig = gantt_figure(recs, CAP, title="t", **kw)
+        titles[name] = fig.axes[0].get_title()
+        plt_close(fig)
+    assert titles["all"] == "t\nall 3 jobs (4 runs), 0-2.5 h; 1 never started"
+    assert titles["first"] == "t\nfirst 2 of 3 jobs by submit time only; the replay spans 0-2.5 h; 1 never started"
+    assert titles["window"] == "t\nruns in 0.5-1.5 h only: 3 of 3 jobs; the replay spans 0-2.5 h; 1 never started"
+    fig = utilization_figure(recs, CAP, title="t")
+    assert fig.axes[0].get_title() == "t\nall 4 jobs, 0-2.5 h; peak 8 of 8 GPUs busy"
+    plt_close(fig)
+
+
+def plt_close(*figs) -> None:
+    import matplotlib.pyplot as plt
+
+    for fig in figs:
+        plt.close(fig)
 
 
 def test_no_figures_left_open(tmp_path: Path) -> None:
