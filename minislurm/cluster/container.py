@@ -8,7 +8,8 @@
 - ``node`` (host ``gpu01``, ...): waits for slurm.conf, then runs the node agent as root, named
   after its host, on every address at slurmd's port, reached by its host name; GPUs as
   configured, or (``GPUS_FROM=nvidia-smi``) what nvidia-smi lists.
-- ``login``: waits for slurm.conf; the commands are on PATH for everyone (``/usr/local/bin``).
+- ``login``: waits for slurm.conf; the commands are on PATH for everyone (``/usr/local/bin``),
+  and so is the image's Python, in every shell (:func:`venv_on_path`).
   With ``JUPYTER=1`` it serves JupyterLab for the lab user on port 8888.
 
 Runs under tini (PID 1), which forwards ``docker stop``'s SIGTERM and reaps.
@@ -29,7 +30,8 @@ CONF = ETC / "slurm.conf"
 KEY = ETC / "jwt_hs256.key"
 STATE = Path("/var/spool/slurmctld")
 SPOOL = Path("/var/spool/slurmd")
-PYTHON = "/opt/venv/bin/python"
+VENV_BIN = "/opt/venv/bin"
+PYTHON = f"{VENV_BIN}/python"
 COMMANDS = ("sbatch", "srun", "squeue", "scancel", "sinfo", "sacct", "scontrol", "sprio", "sshare")
 
 
@@ -132,14 +134,44 @@ def login(env: dict) -> int:
     return 0
 
 
-def install(bin_dir: str = "/usr/local/bin") -> int:
-    """At image build: the commands under their Slurm names, and ``minislurm``, for everyone."""
+def install(bin_dir: str = "/usr/local/bin", etc: str = "/etc") -> int:
+    """At image build: the commands under their Slurm names, and ``minislurm``, for everyone;
+    the image's Python first on every shell's PATH."""
     for name in (*COMMANDS, "minislurm"):
         call = f"main([{name!r}, *sys.argv[1:]])" if name != "minislurm" else "main()"
         path = Path(bin_dir) / name
         path.write_text(f"#!{PYTHON} -s\nimport sys\nfrom minislurm.cli.main import main\nsys.exit({call})\n")
         path.chmod(0o755)
+    venv_on_path(Path(etc))
     return 0
+
+
+PROFILE = f"""\
+# minislurm: the image's Python (torch, minislurm) first on PATH, in login shells too, as the
+# image's own PATH has it: `python train_ddp.py` on the login node and in jobs is that one.
+case ":$PATH:" in
+  *:{VENV_BIN}:*) ;;
+  *) PATH="{VENV_BIN}:$PATH"; export PATH ;;
+esac
+"""
+
+
+def venv_on_path(etc: Path) -> None:
+    """The image's ENV PATH reaches what ``docker exec`` starts, but a login shell (``cluster
+    shell``'s ``bash -l``, ``su -``) gets its PATH from /etc/profile, which sets it anew and then
+    reads profile.d; ``su -`` and ``login`` first set login.defs' ENV_PATH (ENV_SUPATH for root).
+    A job's PATH is the submitting shell's (``--export=ALL``)."""
+    (etc / "profile.d").mkdir(parents=True, exist_ok=True)
+    (etc / "profile.d" / "minislurm-venv.sh").write_text(PROFILE)
+    defs = etc / "login.defs"
+    lines = defs.read_text().splitlines() if defs.exists() else []
+    for key, default in (("ENV_SUPATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"),
+                         ("ENV_PATH", "/usr/local/bin:/usr/bin:/bin")):
+        at = next((i for i, line in enumerate(lines) if line.split()[:1] == [key]), len(lines))
+        value = lines[at].split(None, 1)[1].removeprefix("PATH=") if at < len(lines) else default
+        if VENV_BIN not in value.split(":"):
+            lines[at:at + 1] = [f"{key}\tPATH={VENV_BIN}:{value}"]
+    defs.write_text("".join(f"{line}\n" for line in lines))
 
 
 def main(argv: list[str]) -> int:

@@ -1,7 +1,8 @@
 """The users of a docker cluster, the way a real cluster has them from LDAP and NFS.
 
-Every container (controller, nodes, login) looks users up in one ``passwd`` and ``group`` pair
-on a shared volume, through glibc's ``extrausers`` NSS module, so a user has the same uid and
+Every container (controller, nodes, login) looks users up in one ``passwd``, ``group`` and
+``shadow`` on a shared volume (root alone reads shadow: it has no passwords, but ``su`` checks
+the account there), through glibc's ``extrausers`` NSS module, so a user has the same uid and
 gid everywhere the moment they are added: the controller signs that uid into every step
 credential, and each agent checks it against its own lookup before starting anything as that
 user.  A user also gets a home on the shared /home (with the examples and labs), a token
@@ -28,7 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-USERS_DIR = Path("/var/lib/extrausers")  # where libnss-extrausers reads passwd and group
+USERS_DIR = Path("/var/lib/extrausers")  # where libnss-extrausers reads passwd, group and shadow
 ETC = Path("/etc/slurm")
 HOME = Path("/home")
 SKELETON = [Path("/opt/minislurm/examples"), Path("/opt/minislurm/labs")]  # copied into a new home
@@ -64,15 +65,28 @@ def users(folder: Path = USERS_DIR) -> list[User]:
     return [User(e[0], int(e[2]), int(e[3])) for e in _entries(folder / "passwd") if len(e) >= 4]
 
 
-def _replace(path: Path, text: str) -> None:
+def _replace(path: Path, text: str, mode: int = 0o644) -> None:
     """Write a whole file at once: a reader sees the old one or the new one, never half."""
     tmp = path.with_name(f".{path.name}.new")
-    with open(tmp, "w") as f:
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    with os.fdopen(fd, "w") as f:
         f.write(text)
         f.flush()
         os.fsync(f.fileno())
-    os.chmod(tmp, 0o644)
+    os.chmod(tmp, mode)
     os.replace(tmp, path)
+
+
+def _shadow(folder: Path) -> None:
+    """A shadow entry for every user that has none: no password (``*``, the account is entered
+    by token, ``docker exec`` or root's ``su``), no aging.  PAM's account check refuses a user
+    whose passwd says ``x`` and who has no shadow entry, so ``su - alice`` needs it."""
+    path = folder / "shadow"
+    lines = path.read_text().splitlines() if path.exists() else []
+    have = {line.split(":", 1)[0] for line in lines}
+    missing = [f"{u.name}:*:::::::" for u in users(folder) if u.name not in have]
+    if missing or not path.exists():
+        _replace(path, "".join(f"{line}\n" for line in lines + missing), 0o600)
 
 
 @contextmanager
@@ -99,6 +113,7 @@ def add(name: str, uid: int | None = None, *, folder: Path = USERS_DIR) -> tuple
             if user.name == name:
                 if uid is not None and uid != user.uid:
                     raise UserError(f"user {name} exists with uid {user.uid}, not {uid}")
+                _shadow(folder)  # a user of an older image has none
                 return user, False
         names, uids, gids = _image_accounts()
         if name in names:
@@ -115,6 +130,7 @@ def add(name: str, uid: int | None = None, *, folder: Path = USERS_DIR) -> tuple
         old_g = group.read_text() if group.exists() else ""
         _replace(group, old_g + f"{name}:x:{uid}:\n")
         _replace(passwd, old_p + f"{name}:x:{uid}:{uid}:{name}:{HOME / name}:/bin/bash\n")
+        _shadow(folder)
         return User(name, uid, uid), True
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -115,6 +116,26 @@ def test_docker_cluster_knows_the_config_its_controller_writes(tmp_path):
     assert (again.shape, again.config.nodes) == (c.shape, c.config.nodes)
 
 
+def test_the_images_python_is_on_the_path_of_login_shells_and_su(tmp_path):
+    """/etc/profile sets PATH anew for a login shell (`cluster shell`'s bash -l), then reads
+    profile.d; `su -` starts from login.defs' ENV_PATH and ENV_SUPATH."""
+    from minislurm.cluster.container import install
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "login.defs").write_text("UMASK\t\t022\nENV_SUPATH\tPATH=/usr/sbin:/usr/bin\n"
+                                        "ENV_PATH\tPATH=/usr/bin:/bin:/usr/games\nUSERGROUPS_ENAB yes\n")
+    for _ in range(2):  # twice: the same files
+        install(str(tmp_path / "bin"), str(tmp_path))
+    assert (tmp_path / "login.defs").read_text() == (
+        "UMASK\t\t022\nENV_SUPATH\tPATH=/opt/venv/bin:/usr/sbin:/usr/bin\n"
+        "ENV_PATH\tPATH=/opt/venv/bin:/usr/bin:/bin:/usr/games\nUSERGROUPS_ENAB yes\n")
+    profile = tmp_path / "profile.d" / "minislurm-venv.sh"
+    for path, want in (("/usr/bin:/bin", "/opt/venv/bin:/usr/bin:/bin"), ("/bin:/opt/venv/bin", "/bin:/opt/venv/bin")):
+        r = subprocess.run(["/bin/sh", "-c", f'. {profile}; . {profile}; echo "$PATH"'], env={"PATH": path},
+                           capture_output=True, text=True)
+        assert r.stdout == f"{want}\n", r.stderr
+    assert (tmp_path / "bin" / "srun").read_text().startswith("#!/opt/venv/bin/python -s\n")
+
+
 # -- users ------------------------------------------------------------------------------------------
 def test_users_get_fresh_ids_their_own_group_and_keep_them(tmp_path, monkeypatch):
     # The image's own accounts, not this machine's (which may have an alice of its own).
@@ -133,6 +154,13 @@ def test_users_get_fresh_ids_their_own_group_and_keep_them(tmp_path, monkeypatch
     assert (tmp_path / "passwd").read_text().splitlines()[0] == "alice:x:1001:1001:alice:/home/alice:/bin/bash"
     assert (tmp_path / "group").read_text().splitlines() == ["alice:x:1001:", "bob:x:1002:", "carol:x:2001:"]
     assert oct((tmp_path / "passwd").stat().st_mode & 0o777) == "0o644"
+    # A shadow entry each, no password, that root alone reads: PAM's account check (`su - alice`)
+    # refuses a user whose passwd says x and who has none.  One missing (an older image's) is added.
+    assert (tmp_path / "shadow").read_text().splitlines() == ["alice:*:::::::", "bob:*:::::::", "carol:*:::::::"]
+    assert oct((tmp_path / "shadow").stat().st_mode & 0o777) == "0o600"
+    (tmp_path / "shadow").write_text("alice:*:::::::\n")
+    users.add("bob", folder=tmp_path)
+    assert (tmp_path / "shadow").read_text().splitlines() == ["alice:*:::::::", "bob:*:::::::", "carol:*:::::::"]
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="chown needs root")
