@@ -11,11 +11,15 @@ minutes on 2 cores.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
+import select
 import shutil
+import struct
 import subprocess
 import sys
+import termios
 import time
 from pathlib import Path
 
@@ -234,17 +238,25 @@ def test_ddp_across_two_containers(cluster, ddp):
 
 def test_docker_kill_mid_run_requeues_and_resumes_exactly(cluster, ddp, healthy):
     work, _ = ddp
-    job_id = sbatch(cluster, "train.sbatch", *TRAIN, "--final", "resumed.pt", cwd=work)
+    # Slower steps than the reference's (the weights are the same): 10 s left after the first
+    # checkpoint, so that the crash comes mid-run however long a loaded host takes to notice it.
+    slow = [*TRAIN[:-1], "0.25"]
+    job_id = sbatch(cluster, "train.sbatch", *slow, "--final", "resumed.pt", cwd=work)
     log = work / f"ddp-{job_id}.out"
     until(lambda: log.exists() and "step 20:" in log.read_text(), 180, "the first checkpoint")
-    crash = time.time()
     cluster.kill_node("gpu02")
-    until(lambda: node(cluster, "gpu02")["state"].startswith("down"), 30, "gpu02 DOWN", step=0.05)
-    down = time.time() - crash
+    killed = time.time()  # gpu02's agent answers nothing after this
+    gone = until(lambda: (n := node(cluster, "gpu02"))["state"].startswith("down") and n, 60, "gpu02 DOWN")
+    assert "done:" not in log.read_text(), "the run ended before the crash"
+    # When the controller marked it DOWN, by its own clock (the host's, in a container): the
+    # promise is SlurmdTimeout after the last answer, which came before the kill.
+    down = gone["reason_time"] - killed
     timeout = cluster.config.slurmd_timeout
+    assert gone["reason"] == "Not responding"
     assert down <= timeout + 1, f"DOWN {down:.1f} s after the crash (SlurmdTimeout {timeout})"
-    until(lambda: job(cluster, job_id)["restart_count"] == 1, 30, "the requeue")
-    assert job(cluster, job_id)["state"] == "PENDING"
+    # Requeued, and pending: it needs both nodes.
+    until(lambda: (j := job(cluster, job_id))["restart_count"] == 1 and j["state"] == "PENDING", 60,
+          "the requeue")
     cluster.start_node("gpu02")
     assert finished(cluster, job_id, 300)["state"] == "COMPLETED"
     text = log.read_text()
@@ -271,6 +283,123 @@ def test_eight_ranks_on_one_eight_gpu_node(cluster, ddp):
     assert "starting at step 0 on 8 ranks" in r.stdout and "done: 60 steps" in r.stdout
     # 8 ranks on one node compute what 8 ranks on two nodes do, bit for bit.
     assert same_weights(work / "reference.pt", work / "one-node.pt")
+
+
+# -- the login node, typed at -------------------------------------------------------------------
+class Terminal:
+    """A command on a pseudo-terminal of its own, as a person at a keyboard runs it: what is
+    typed reaches it through the terminal, and the screen (echo, prompts) is read back."""
+
+    CONTROL = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")  # colours, bracketed paste, CR
+
+    def __init__(self, *argv: str):
+        self.fd, tty = os.openpty()
+        fcntl.ioctl(tty, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 250, 0, 0))  # no line wraps
+        self.proc = subprocess.Popen(argv, stdin=tty, stdout=tty, stderr=tty, start_new_session=True,
+                                     env={**os.environ, "TERM": "xterm"})
+        os.close(tty)
+        self.screen, self.pos = b"", 0
+
+    @property
+    def text(self) -> str:
+        return self.CONTROL.sub(b"", self.screen).decode(errors="replace")
+
+    def type(self, line: str) -> None:
+        os.write(self.fd, line.encode() + b"\r")  # Enter
+
+    def expect(self, pattern: str, timeout: float) -> re.Match:
+        """The first match of ``pattern`` (a line-wise regex) after the last one, waiting for it."""
+        deadline = time.monotonic() + timeout
+        while not (m := re.compile(pattern, re.MULTILINE).search(self.text, self.pos)):
+            left = deadline - time.monotonic()
+            assert left > 0, f"timed out after {timeout} s waiting for {pattern!r}; the screen:\n{self.text[-4000:]}"
+            if select.select([self.fd], [], [], min(left, 0.5))[0]:
+                try:
+                    chunk = os.read(self.fd, 65536)
+                except OSError:  # EIO: the command has gone
+                    chunk = b""
+                assert chunk, f"the terminal closed waiting for {pattern!r}; the screen:\n{self.text[-4000:]}"
+                self.screen += chunk
+        self.pos = m.end()
+        return m
+
+    def ready(self, prompt: str, timeout: float = 60) -> None:
+        """Wait until the shell takes what is typed: the answer to a first line, and the prompt
+        after it (bash draws its first prompt again when docker exec sets the terminal's size)."""
+        self.type('echo "ready $((6 * 7))"')
+        self.expect(r"^ready 42$", timeout)
+        self.expect(prompt, 30)
+
+    def run(self, line: str, prompt: str, timeout: float = 60) -> tuple[str, int]:
+        """Type ``line`` at a prompt, wait for the next prompt, then ask the shell for the exit
+        status: the screen in between (the line's echo, then what it printed), and the status."""
+        start = self.pos
+        self.type(line)
+        while (end := self.expect(prompt, timeout).start()) == start:  # drawn again, before the echo
+            start = self.pos
+        printed = self.text[start:end]
+        self.type('echo "exit $?"')
+        code = int(self.expect(r"^exit (\d+)$", 30).group(1))
+        self.expect(prompt, 30)
+        return printed, code
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(30)
+        os.close(self.fd)
+
+
+def prompt(user: str) -> str:
+    """bash's prompt on the login node (Debian's), the end of what the screen shows."""
+    return rf"{user}@login:[^\n]*[$#] \Z"
+
+
+def cluster_shell(c: DockerCluster, *argv: str) -> Terminal:
+    return Terminal(sys.executable, "-m", "minislurm.cli.main", "cluster", "shell", "--dir", str(c.dir), *argv)
+
+
+def test_the_readmes_login_node_lines_typed_into_cluster_shell(cluster, healthy):
+    """README "On containers": `minislurm cluster shell` is a login shell (bash -l, whose
+    /etc/profile sets PATH anew); the README's lines typed there run the image's Python, in the
+    step and in the batch job (which gets the login shell's PATH).  Before: `execve(): python:
+    No such file or directory`, once per task."""
+    t = cluster_shell(cluster)
+    me = prompt("student")
+    try:
+        t.ready(me)
+        printed, code = t.run('shopt -q login_shell && echo "a login shell, $(command -v python)"', me)
+        assert code == 0 and "a login shell, /opt/venv/bin/python\n" in printed, t.text
+        printed, code = t.run("srun -N1 --ntasks-per-node=8 --gres=gpu:8 python ~/examples/ddp/train_ddp.py", me,
+                              timeout=600)
+        assert code == 0 and "starting at step 0 on 8 ranks" in printed and "done: 200 steps" in printed, t.text
+        printed, code = t.run("cd ~/examples/ddp && sbatch train.sbatch && squeue", me)
+        assert code == 0, t.text
+        job_id = int(re.search(r"^Submitted batch job (\d+)$", printed, re.MULTILINE).group(1))
+        assert re.search(rf"^ +{job_id} +gpu +ddp +student ", printed, re.MULTILINE), t.text
+        t.type("exit")
+        assert t.proc.wait(30) == 0
+    finally:
+        t.close()
+    state = finished(cluster, job_id, 600)["state"]
+    log = (cluster.home / "student" / "examples" / "ddp" / f"ddp-{job_id}.out").read_text()
+    assert state == "COMPLETED" and "done: 200 steps" in log, log[-3000:]
+
+
+def test_the_image_python_in_every_other_shell(cluster):
+    """root's login shell, `su -` to a student and to root, and a shell that is not a login one."""
+    where = 'python -c "import sys, torch; print(sys.prefix)"'
+    t = cluster_shell(cluster, "--user", "root")
+    root = prompt("root")
+    try:
+        t.ready(root)
+        for line in (where, f"su - student -c '{where}'", f"su - -c '{where}'"):
+            printed, code = t.run(line, root)
+            assert (code, printed.splitlines()[-1]) == (0, "/opt/venv"), t.text
+    finally:
+        t.close()
+    r = cluster.run("bash", "-c", where)
+    assert (r.returncode, r.stdout) == (0, "/opt/venv\n"), r.stderr
 
 
 # -- more failures ----------------------------------------------------------------------------
