@@ -24,6 +24,25 @@ def _row(name: str, s: dict) -> str:
             f"{s['wait_p95_s'] / 60:>10.1f} {s['bsld_mean']:>8.2f} {s['backfilled']:>8} {s['wall_s']:>7.1f}")
 
 
+def _legend(clean_philly: dict) -> str:
+    """What the table's columns mean, and why the Philly rows (nearly) never wait."""
+    s = clean_philly
+    text = (
+        "\nutil      share of the GPUs (Philly) or CPUs (HPC2N) busy, from first submit to last end\n"
+        "wait min  mean minutes from submit to first start; p95 min: 95% of jobs waited at most this\n"
+        f"bsld      bounded slowdown, mean of max(1, (wait + run) / max(run, {s['bsld_tau_s']:.0f} s)); "
+        "1.00 = no job slowed by waiting\n"
+        "backfld   jobs the backfill pass started early, in a gap that delays no higher-priority job\n"
+        "wall s    seconds the replay took on this computer (the traces cover weeks of cluster time)"
+    )
+    if s["wait_p95_s"] < 60:  # the case the sentence explains; a different cluster may differ
+        text += (f"\nPhilly waits {s['wait_mean_s'] / 60:.1f} min: its {s['nodes'] * s['gpus_per_node']:,} "
+                 f"GPUs are {s['utilization']:.1%} busy on average and full only briefly at the\n"
+                 "peak (see utilization.png), so almost every job starts when it is submitted "
+                 f"(mean wait {s['wait_mean_s']:.1f} s).")
+    return text
+
+
 def main(argv: list[str]) -> int:
     p = ArgumentParser(prog="minislurm demo", description=__doc__.splitlines()[0])
     p.add_argument("--out", default="out/demo", help="where to write results (default: out/demo)")
@@ -65,11 +84,13 @@ def main(argv: list[str]) -> int:
                              checkpoint_interval_s=1800.0 if mtbf else None, seed=1)
         tag = "failures" if mtbf else "clean"
         summary = replay(opts, out / f"philly-{tag}")
+        clean = clean if mtbf else summary
         label = f"Philly 320x8 GPUs, {'MTBF 2000 h' if mtbf else 'no failures'}"
         print(_row(label, summary), flush=True)
         if mtbf:
             print(f"{'':<34} node failures {summary['node_failures']}, requeues {summary['requeues']}, "
                   f"GPU-hours lost {summary['gpu_hours_lost_to_failures']:.0f} (checkpoint every 30 min)")
+    print(_legend(clean))
     print(f"\nCharts and per-job CSVs: {out}/*/gantt.png, utilization.png, jobs.csv, summary.json")
     return 0
 

@@ -212,6 +212,27 @@ def check_demo_table(out: str, folder: Path) -> None:
     failures = json.loads((folder / "philly-failures" / "summary.json").read_text())
     assert failures["node_failures"] > 0
     assert f"node failures {failures['node_failures']}, requeues {failures['requeues']}," in out
+    # The legend after the table: every column explained, and why Philly's waits are 0.
+    legend = {c: next((x for x in lines if x.startswith(c + " ")), "")
+              for c in ("util", "wait min", "bsld", "backfld", "wall s")}
+    assert all(legend.values()), legend
+    clean = json.loads((folder / "philly-clean" / "summary.json").read_text())
+    assert f"max(run, {clean['bsld_tau_s']:.0f} s)" in legend["bsld"]
+    assert clean["wait_p95_s"] == 0 and clean["utilization"] < 0.5  # the demo's Philly run is under-full
+    why = next(i for i, x in enumerate(lines) if x.startswith("Philly waits "))
+    sentence = " ".join(lines[why:why + 2])
+    gpus = clean["nodes"] * clean["gpus_per_node"]
+    assert (f"Philly waits {clean['wait_mean_s'] / 60:.1f} min: its {gpus:,} GPUs are "
+            f"{clean['utilization']:.1%} busy") in sentence
+    assert f"(mean wait {clean['wait_mean_s']:.1f} s)" in sentence
+
+
+@pytest.mark.slow  # ~25 s: the five replays alone, with no live cluster (or torch) needed
+def test_demo_sim_only_table_and_legend(tmp_path: Path, capsys) -> None:
+    assert main(["demo", "--sim-only", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "Part 1" not in out
+    check_demo_table(out, tmp_path)
 
 
 @pytest.mark.slow  # ~90 s: DDP training through a node crash on a live cluster, then the replays
