@@ -28,5 +28,7 @@ def main(argv: list[str]) -> int:
     rows = [SimpleNamespace(**r) for r in reply["shares"]]
     users = args.users.split(",") if args.users else [getpass.getuser()]
     sys.stdout.write(format_sshare(rows, all_users=args.all, noheader=args.noheader, parents=reply.get("parents"),
-                                   users=users, parsable=args.parsable, parsable2=args.parsable2))
+                                   users=users, parsable=args.parsable, parsable2=args.parsable2, long=args.long,
+                                   fair_tree=reply.get("fair_tree", True), tres=reply.get("tres"),
+                                   root_run=reply.get("root_tres_run_mins")))
     return 0

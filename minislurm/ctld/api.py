@@ -76,11 +76,16 @@ async def shares(request: web.Request) -> web.Response:
     from dataclasses import asdict
     ctl = _ctl(request)
     book = ctl.fairshare
-    rows = [asdict(r) for r in book.rows(ctl.clock())] if book else []
-    for r in rows:
-        r.update({k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()})
+    now = ctl.clock()
+    rows = [asdict(r) for r in book.rows(now)] if book else []
+    run = book.run_minutes(ctl.state.running.values(), now) if book else {}
+    for r in rows:  # JSON has no NaN (none) nor infinity (sshare -l prints LevelFS "inf")
+        r.update({k: (None if math.isnan(v) else "inf" if math.isinf(v) else v)
+                  for k, v in r.items() if isinstance(v, float)})
+        r["tres_run_mins"] = run.get((r["account"], r["user"]), {})
     parents = {a.account: a.parent for a in book.tree.nodes.values() if a.user is None} if book else {}
-    return web.json_response({"shares": rows, "parents": parents})
+    return web.json_response({"shares": rows, "parents": parents, "tres": book.tres_names() if book else [],
+                              "fair_tree": book.fair_tree if book else True, "root_tres_run_mins": run.get(("root", None), {})})
 
 
 # -- tokens, config, reservations -----------------------------------------------------------

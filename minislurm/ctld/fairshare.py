@@ -3,12 +3,16 @@ slurm.conf, if there is one) and the decayed usage every finished job is charged
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from minislurm.core.accounts import AssociationTree, parse_accounts
 from minislurm.core.cluster import ClusterConfig
 from minislurm.core.job import Job
 from minislurm.sched import fairshare
+
+
+TRES = ["cpu", "mem", "energy", "node", "billing", "fs/disk", "vmem", "pages"]
 
 
 class FairShareBook:
@@ -35,6 +39,28 @@ class FairShareBook:
 
     def factors(self, now: float) -> dict:
         return fairshare.factors(self.tree, self.ledger, now, self.fair_tree)
+
+    def tres_names(self) -> list[str]:
+        """Slurm's TRES table in its order: the eight it always has, then the GPUs it accounts."""
+        return TRES + (["gres/gpu"] if "gpu" in self.config.gres_types else [])
+
+    def run_minutes(self, running, now: float) -> dict:
+        """sshare -l's TRESRunMins: per association (and each account above it, up to root), the
+        TRES its running jobs hold times the time they may still run, in whole minutes."""
+        secs: dict = {}
+        for job in running:
+            if job.alloc is None or job.start_time is None or job.time_limit == math.inf:
+                continue
+            left = max(0.0, job.start_time + job.time_limit - now)
+            held = {"cpu": job.alloc.num_cpus, "mem": sum(job.alloc.mem), "node": len(job.alloc.nodes),
+                    "billing": job.alloc.num_cpus, "gres/gpu": job.alloc.num_gpus}
+            assoc = self.tree.user(job.user, job.account)
+            while assoc is not None:
+                into = secs.setdefault(assoc.key, {})
+                for name, count in held.items():
+                    into[name] = into.get(name, 0.0) + count * left
+                assoc = self.tree.nodes.get((assoc.parent, None)) if assoc.parent else None
+        return {key: {name: int(v // 60) for name, v in tres.items()} for key, tres in secs.items()}
 
     def rows(self, now: float) -> list:
         return fairshare.share_rows(self.tree, self.ledger, now, self.fair_tree)

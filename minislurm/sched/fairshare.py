@@ -59,6 +59,8 @@ class ShareRow:
     raw_usage: float
     effective_usage: float
     fairshare: float
+    norm_usage: float = 0.0  # usage as a fraction of the whole cluster's (sshare -l)
+    level_fs: float = math.nan  # Fair Tree's S / U against the siblings (sshare -l); classic: none
 
 
 def _norm_shares(tree: AssociationTree, a: Association) -> float:
@@ -171,14 +173,18 @@ def share_rows(tree: AssociationTree, ledger: UsageLedger, now: float, fair_tree
     effective = None if fair_tree else _classic_effective(tree, ledger)
     rows: list[ShareRow] = []
 
+    total = ledger.usage(tree.root.key)
+
     def walk(a: Association) -> None:
         for c in a.children:
+            level = math.nan
             if effective is None:
                 norm, eff = _level_shares(tree, c), _parent_usage(tree, ledger, c)
+                level = 0.0 if norm == 0 else math.inf if eff == 0 else norm / eff
             else:
                 norm, eff = _norm_shares(tree, c), effective[c.key]
             rows.append(ShareRow(c.account, c.user, c.shares, norm, ledger.usage(c.key), eff,
-                                 f.get(c.key, math.nan)))
+                                 f.get(c.key, math.nan), ledger.usage(c.key) / total if total else 0.0, level))
             walk(c)
 
     walk(tree.root)

@@ -17,6 +17,11 @@ import math
 
 HEADER = [("Account", -20), ("User", 10), ("RawShares", 10), ("NormShares", 11), ("RawUsage", 11),
           ("EffectvUsage", 13), ("FairShare", 10)]
+# -l (long) adds, as on the twin: NormUsage (11) after RawUsage, then LevelFS (10, Fair Tree
+# only), GrpTRESMins and TRESRunMins (30 each, cut with "+") after FairShare.
+LONG = [("Account", -20), ("User", 10), ("RawShares", 10), ("NormShares", 11), ("RawUsage", 11),
+        ("NormUsage", 11), ("EffectvUsage", 13), ("FairShare", 10), ("LevelFS", 10), ("GrpTRESMins", 30),
+        ("TRESRunMins", 30)]
 
 
 def _cell(text: str, size: int) -> str:
@@ -26,8 +31,14 @@ def _cell(text: str, size: int) -> str:
     return (text.rjust(width) if size > 0 else text.ljust(width)) + " "
 
 
-def _f6(x: float | None) -> str:
+def _f6(x: float | str | None) -> str:
+    if isinstance(x, str):  # "inf", as the controller's JSON spells an infinite LevelFS
+        return x
     return "" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.6f}"
+
+
+def _tres(minutes: dict | None, names: list[str]) -> str:
+    return ",".join(f"{name}={(minutes or {}).get(name, 0)}" for name in names)
 
 
 def _ordered(rows: list, parents: dict[str, str | None]) -> list[tuple[object, int]]:
@@ -57,28 +68,37 @@ def _ordered(rows: list, parents: dict[str, str | None]) -> list[tuple[object, i
 
 def format_sshare(rows: list, *, all_users: bool = False, noheader: bool = False,
                   parents: dict[str, str | None] | None = None, users: list[str] | None = None,
-                  parsable: bool = False, parsable2: bool = False) -> str:
+                  parsable: bool = False, parsable2: bool = False, long: bool = False, fair_tree: bool = True,
+                  tres: list[str] | None = None, root_run: dict | None = None) -> str:
     """The text sshare prints.  ``rows`` are ``fairshare.share_rows``; ``parents`` maps each
     account to its parent account (missing or ``root`` = directly under root), e.g.
-    ``{a.account: a.parent for a in tree.nodes.values() if a.user is None}``."""
+    ``{a.account: a.parent for a in tree.nodes.values() if a.user is None}``.  ``long``: the
+    columns of ``sshare -l``, with ``tres`` the TRES names in Slurm's order, each row's
+    ``tres_run_mins`` (if it has one) and ``root_run`` the root's."""
     ordered = _ordered(rows, parents or {})
     top_usage = sum(r.raw_usage for r, depth in ordered if depth == 1)
-    table = [["root", "", "", _f6(0.0), str(int(top_usage)), _f6(1.0), ""]]
+    header = [(n, w) for n, w in LONG if fair_tree or n != "LevelFS"] if long else HEADER
+    table = [{"Account": "root", "NormShares": _f6(0.0), "RawUsage": str(int(top_usage)), "EffectvUsage": _f6(1.0),
+              "TRESRunMins": _tres(root_run, tres or [])}]
     for r, depth in ordered:
         if r.user is not None and not all_users and r.user not in (users or ()):
             continue
-        table.append([" " * depth + r.account, r.user or "", str(r.raw_shares), _f6(r.norm_shares),
-                      str(int(r.raw_usage)), _f6(r.effective_usage),
-                      _f6(r.fairshare) if r.user is not None else ""])
+        table.append({"Account": " " * depth + r.account, "User": r.user or "", "RawShares": str(r.raw_shares),
+                      "NormShares": _f6(r.norm_shares), "RawUsage": str(int(r.raw_usage)),
+                      "NormUsage": _f6(getattr(r, "norm_usage", None)), "EffectvUsage": _f6(r.effective_usage),
+                      "FairShare": _f6(r.fairshare) if r.user is not None else "",
+                      "LevelFS": _f6(getattr(r, "level_fs", None)),
+                      "TRESRunMins": _tres(getattr(r, "tres_run_mins", None), tres or [])})
+    cells = [[row.get(name, "") for name, _ in header] for row in table]
     lines = []
     if parsable or parsable2:
         end = "" if parsable2 else "|"
         if not noheader:
-            lines.append("|".join(name for name, _ in HEADER) + end)
-        lines.extend("|".join(row) + end for row in table)
+            lines.append("|".join(name for name, _ in header) + end)
+        lines.extend("|".join(row) + end for row in cells)
     else:
         if not noheader:
-            lines.append("".join(f"{name:{'>' if s > 0 else '<'}{abs(s)}} " for name, s in HEADER))
-            lines.append("".join("-" * abs(s) + " " for _, s in HEADER))
-        lines.extend("".join(_cell(v, s) for v, (_, s) in zip(row, HEADER)) for row in table)
+            lines.append("".join(f"{name:{'>' if s > 0 else '<'}{abs(s)}} " for name, s in header))
+            lines.append("".join("-" * abs(s) + " " for _, s in header))
+        lines.extend("".join(_cell(v, s) for v, (_, s) in zip(row, header)) for row in cells)
     return "".join(line + "\n" for line in lines)
