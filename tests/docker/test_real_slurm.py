@@ -319,3 +319,92 @@ def test_only_operators_create_reservations(twin, mini):
     ms = mini.run("scontrol", "create", "reservation", "Nodes=c1", "StartTime=now", "Duration=10", "Users=root",
                   env={"SLURM_JWT": token})
     assert (ms.returncode, ms.stdout, ms.stderr) == (real.returncode, real.stdout, real.stderr)
+
+
+# -- (f) what a Slurm user notices in the first hour (issue 20, item 8) -------------------------
+FIRST_HOUR_COMMANDS = ["sbatch", "srun", "salloc", "squeue", "sinfo", "sacct", "scancel", "scontrol", "sprio",
+                       "sshare", "sstat"]
+
+
+def test_unknown_options_are_refused_with_the_same_words_and_exit_codes(twin, mini):
+    """Recorded on slurm-wlm 22.05.8: sbatch/srun/salloc exit 255, the others 1; getopt's
+    words; sacct and sstat print no 'Try ... --help' line (tests/cli/test_unknown_options.py)."""
+    assert twin.sh("sinfo -V").stdout == "slurm-wlm 22.05.8\n"
+    for command in FIRST_HOUR_COMMANDS:
+        for option in ("--bogus", "-y"):
+            real = twin.sh(f"{command} {option}")
+            ms = mini.run(command, option)
+            assert (ms.returncode, ms.stdout, ms.stderr) == (real.returncode, real.stdout, real.stderr), command
+    assert twin.sh("sbatch --bogus").returncode == 255 and twin.sh("squeue --bogus").returncode == 1
+
+
+def test_seff_is_not_on_the_twin(twin):
+    """Debian's packages ship no contribs/seff: minislurm's seff follows Slurm 22.05's script
+    (a pending job: 'Efficiency not available for jobs in the PENDING state.', tests/cli/test_seff.py)."""
+    assert twin_has("seff") is False
+
+
+def twin_has(command: str) -> bool:
+    r = subprocess.run(["docker", "exec", "minislurm-login", "bash", "-c", f"command -v {command}"],
+                       capture_output=True, text=True)
+    return r.returncode == 0
+
+
+def test_sshare_long_header_is_slurms(twin, mini):
+    for flags in ("-l", "-a -l"):
+        real = twin.sh(f"sshare {flags}").stdout.splitlines()[:2]
+        assert real[0].split() == ["Account", "User", "RawShares", "NormShares", "RawUsage", "NormUsage",
+                                   "EffectvUsage", "FairShare", "LevelFS", "GrpTRESMins", "TRESRunMins"]
+        assert mini.run("sshare", *flags.split()).stdout.splitlines()[:2] == real
+
+
+def _until(predicate, timeout: float = 30):
+    deadline = time.time() + timeout
+    while not (value := predicate()):
+        assert time.time() < deadline, "timed out"
+        time.sleep(0.5)
+    return value
+
+
+def test_a_waiting_array_has_one_reason_and_a_started_job_keeps_its_fair_share(twin, mini):
+    """Both nodes busy (a job of 2 x 8 CPUs): an array of the same shape waits as ``X_[1-3]
+    (Resources)``, every task too (with -r: they are one record), a later job of that shape
+    for Priority; and the running job's priority equals the pending ones' (fair share counted
+    from submission on)."""
+    shape = "-N2 --ntasks-per-node=8 -t 5"
+
+    def on(sh, sbatch, cancel):
+        first = sbatch("--wrap true")  # a job that has ended: the user is no newcomer
+        _until(lambda: not sh(f"squeue -h -j {first} -o %i").strip())
+        blocker = sbatch(f"{shape} --wrap 'sleep 120'")
+        _until(lambda: sh(f"squeue -h -j {blocker} -o %t").strip() == "R")
+        array = sbatch(f"-a 1-3 {shape} --wrap true")
+        later = sbatch(f"{shape} --wrap true")
+        _until(lambda: sh(f"squeue -h -j {later} -o %r").strip() == "Priority")
+        try:
+            return (re.sub(rf"(?m)^{array}_", "A_", re.sub(rf"(?m)^{later} ", "B ",
+                                                                sh(f"squeue -h -j {array},{later} -o '%i %r'"))),
+                    sh(f"squeue -h -r -j {array} -o %r"), sh(f"squeue -h -j {blocker},{array},{later} -o %Q").split() + sh(f"sprio -h -j {later} -o %Y").split())
+        finally:
+            cancel(f"{blocker} {later} {array}")
+
+    inside, _ = twin.folder("firsthour")
+    real = on(lambda c: twin.sh(c).stdout, lambda a: twin.sbatch(a + " -o /dev/null", inside),
+              lambda ids: twin.sh(f"scancel {ids}"))
+    env = _mini_env(mini)
+    mini_sh = lambda c: subprocess.run(["bash", "-c", c], env=env, cwd=str(mini.work), capture_output=True,  # noqa: E731
+                                       text=True, timeout=60).stdout
+    ms = on(mini_sh, lambda a: int(mini_sh(f"sbatch --parsable -o /dev/null {a}").strip()),
+            lambda ids: mini_sh(f"scancel {ids}"))
+    # (The order of equal priorities is not compared here: the twin lists B before A.)
+    assert sorted(real[0].splitlines()) == ["A_[1-3] Resources", "B Priority"] and real[1] == "Resources\n" * 3
+    assert (sorted(ms[0].splitlines()), ms[1]) == (sorted(real[0].splitlines()), real[1])
+    for prios in (real[2], ms[2]):
+        assert len(prios) == 4 and len(set(prios)) == 1, prios  # squeue's three, sprio's for B
+
+
+def _mini_env(mini) -> dict:
+    import os
+    env = mini.c.env()
+    env["PATH"] = f"{mini.c.dir / 'bin'}:{env.get('PATH', os.environ.get('PATH', '/usr/bin:/bin'))}"
+    return env
