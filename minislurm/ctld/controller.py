@@ -82,6 +82,11 @@ class Controller:
     # -- start-up and recovery -------------------------------------------------------
     async def start(self) -> None:
         recover(self)
+        if self.config.priority.type == "priority/multifactor":
+            from minislurm.ctld.fairshare import FairShareBook
+            self.fairshare = FairShareBook(self.config, self.accounts_file)
+            self.fairshare.replay(self.store.acct("step = ''"))  # usage is state: from the records
+            self.fairshare.associate(self.state.jobs.values())
         for n in range(len(self.state.nodes)):  # nobody gets work before its agent answers
             self.state.nodes.set_responding(n, False)
         from minislurm.ctld.health import health_loop
@@ -209,9 +214,6 @@ class Controller:
         await every(max(0.2, self.config.sched.bf_interval), cycle, log, first_after=True)
 
     async def _priority_loop(self) -> None:
-        from minislurm.ctld.fairshare import FairShareBook
-        self.fairshare = FairShareBook(self.config, self.accounts_file)
-
         def recalc() -> None:
             now = self.clock()
             fairshare = self.fairshare.for_jobs(self.state.pending.values(), now)

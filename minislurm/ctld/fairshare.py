@@ -23,18 +23,32 @@ class FairShareBook:
         self.ledger = fairshare.UsageLedger(self.tree, config.priority.decay_half_life)
         self.fair_tree = "NO_FAIR_TREE" not in config.priority.flags
 
-    def charge(self, job: Job, now: float) -> None:
-        """Allocated CPU-seconds, Slurm's default usage measure."""
-        self.tree.user(job.user, job.account)
-        self.ledger.charge(job.user, job.account, job.alloc.num_cpus * max(0.0, now - job.start_time), now)
+    def charge(self, job: Job, end: float) -> None:
+        """Allocated CPU-seconds of the run that ended at ``end``, Slurm's default usage measure."""
+        self._charge(job.user, job.account, job.alloc.num_cpus, job.start_time, end)
 
-    def for_jobs(self, jobs, now: float) -> dict:
-        """The factors to give ``jobs`` priorities with.  A job's association exists from its
-        submission on (in Slurm it must exist before its user may submit), so a new user's
-        first job counts its fair share as the user's later ones do; it used to be created
-        only when a first job ended, and a restart forgets it until then."""
+    def replay(self, records: list[dict]) -> None:
+        """Charge again every run the accounting records hold as ended, in the order they ended:
+        a restarted controller's usage is then what the old one's was, the decay applied.
+        (Each charge matches one record: runs are charged when their record gets its end.)"""
+        ended = [r for r in records if r.get("start") is not None and r.get("end") is not None]
+        for r in sorted(ended, key=lambda r: (r["end"], r["job_id"], r["restart"])):
+            self._charge(r["user"], r["account"], r["alloc_cpus"], r["start"], r["end"])
+
+    def _charge(self, user: str, account: str, cpus: int, start: float, end: float) -> None:
+        self.tree.user(user, account)
+        self.ledger.charge(user, account, cpus * max(0.0, end - start), end)
+
+    def associate(self, jobs) -> None:
+        """A job's association exists from its submission on (in Slurm it must exist before its
+        user may submit), so a new user's first job counts its fair share as the user's later
+        ones do, also after a restart, before any of their jobs has ended."""
         for job in jobs:
             self.tree.user(job.user, job.account)
+
+    def for_jobs(self, jobs, now: float) -> dict:
+        """The factors to give ``jobs`` priorities with (their associations made first)."""
+        self.associate(jobs)
         return self.factors(now)
 
     def factors(self, now: float) -> dict:

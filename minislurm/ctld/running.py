@@ -184,7 +184,7 @@ class RunningJobs:
         """The run is recorded REQUEUED and the job goes back to PENDING, same id (reference 5.3)."""
         from minislurm.ctld.actions import requeue_now
         job.exit_signal = signal
-        self.charge_usage(job)
+        self.charge_usage(job, now)
         accounting.record_job(self.ctl, job, state=JobState.REQUEUED, end=now, exit_code=exit_code)
         accounting.close_steps(self.ctl, job, JobState.CANCELLED)
         requeue_now(self.ctl, job, hold)
@@ -198,7 +198,7 @@ class RunningJobs:
                 final = JobState.COMPLETED
             else:
                 final, reason = JobState.FAILED, Reason.NON_ZERO_EXIT
-        self.charge_usage(job)  # before finish() releases the allocation it is computed from
+        self.charge_usage(job, now)  # before finish() releases the allocation it is computed from
         self.ctl.state.finish(job, final, now, exit_code=exit_code, reason=reason)
         job.exit_signal = signal
         accounting.record_job(self.ctl, job)
@@ -214,10 +214,12 @@ class RunningJobs:
             run.disarm()
         self.ctl.store.drop_steps(job.job_id)
 
-    def charge_usage(self, job: Job) -> None:
+    def charge_usage(self, job: Job, end: float) -> None:
+        """Charge the run's usage as its accounting record says it ended (a restarted
+        controller charges it again from that record: FairShareBook.replay)."""
         book = self.ctl.fairshare
         if book is not None and job.alloc is not None and job.start_time is not None:
-            book.charge(job, self.ctl.clock())
+            book.charge(job, end)
 
     async def node_failed(self, n: int, why: str) -> None:
         """A node went DOWN: requeue its requeueable batch jobs, end the others NODE_FAIL."""
@@ -234,7 +236,7 @@ class RunningJobs:
         self._disarm(job.job_id)
         live.ending = None
         survivors = [m for m in job.alloc.nodes if m != n]
-        self.charge_usage(job)
+        self.charge_usage(job, now)
         accounting.record_job(self.ctl, job, state=JobState.NODE_FAIL, end=now, exit_code=1)
         accounting.close_steps(self.ctl, job, JobState.NODE_FAIL)
         self.forget_run(job)

@@ -60,3 +60,24 @@ def test_steps_and_nodes_after_a_restart(live):
     assert live.run("scontrol", "update", "NodeName=gpu02", "State=RESUME").returncode == 0
     r = live.run("srun", "-N2", "-l", "bash", "-c", "echo $SLURM_STEP_ID")
     assert (r.returncode, sorted(r.stdout.splitlines())) == (0, ["0: 0", "1: 0"])
+
+
+def test_fair_share_usage_survives_a_kill_9_of_the_controller(live):
+    """sshare's RawUsage is state: after kill -9 the new controller charges every user what the
+    old one did (rebuilt from the accounting records, decayed to now: PriorityDecayHalfLife is
+    a day here, so a few seconds change it by far less than a unit)."""
+    job = live.sbatch("-n", "2", "--wrap", "sleep 2")
+    live.wait(job, timeout=30)
+
+    def raw_usage() -> dict[str, int]:
+        out = live.run("sshare", "-a", "-P").stdout.splitlines()  # Account|User|RawShares|NormShares|RawUsage|...
+        at = out[0].split("|").index("RawUsage")
+        return {f"{f[0].strip()}/{f[1]}": int(f[at]) for f in (line.split("|") for line in out[1:] if line)}
+
+    user = live.job(job)["user"]
+    before = until(lambda: raw_usage() if raw_usage().get(f"default/{user}") else None, 15,
+                   "the finished job's usage in sshare")
+    live.c.restart_controller(crash=True)
+    after = raw_usage()
+    assert after.keys() == before.keys()
+    assert all(abs(after[k] - before[k]) <= 1 for k in before), (before, after)
