@@ -91,13 +91,16 @@ def assign_main(argv: list[str]) -> int:
         print("minislurm grade assign: error: no lab notebook with tagged exercises", file=sys.stderr)
         return 1
     t0 = time.monotonic()
+    print(f"Assigning {len(labs)} labs into {args.out} ({args.jobs} at a time):", flush=True)
+    count = iter(range(1, len(labs) + 1))
+
+    def progress(a) -> None:
+        print(f"[{next(count)}/{len(labs)}] {a.line()}", flush=True)
     try:
-        done = assign(labs, args.out, run_tests=not args.no_run_tests, jobs=args.jobs)
+        done = assign(labs, args.out, run_tests=not args.no_run_tests, jobs=args.jobs, done=progress)
     except (AssignError, LabFormatError, ValueError) as e:
         print(f"minislurm grade assign: error: {e}", file=sys.stderr)
         return 1
-    for a in done:
-        print(a.line())
     checked = "" if args.no_run_tests else "; the worked solutions pass every test"
     print(f"{len(done)} labs in {time.monotonic() - t0:.1f} s{checked}")
     return 0
