@@ -11,7 +11,8 @@ makes the student versions; grading is minislurm's own, so that no check trusts 
 - :mod:`.assign` runs ``otter assign``, lays out the student notebooks and autograder zips, and
   grades the worked solutions as a submission;
 - :mod:`.runner` grades one submission: its cells in a Jupyter kernel under time limits, then the
-  checks in :mod:`.referee`, a fresh process that gets the answers as data (:mod:`.wire`);
+  checks in :mod:`.referee`, a fresh process that gets the answers as data (:mod:`.wire`); a
+  question that ran past a limit is not graded, never 0 (a slow machine is no wrong answer);
 - :mod:`.sandbox` starts the runner, locally or in a network-less Docker container, feeds it on
   stdin and enforces the wall-clock limit of the whole submission;
 - :mod:`.folder` grades a folder of submissions; :mod:`.report` writes grades.csv and the
