@@ -59,11 +59,16 @@ def remove(spool: Path, job_id: int) -> bool:
         return False
     aside = spool / f".stale-job{job_id:05d}.{secrets.token_hex(4)}"
     os.rename(folder, aside)  # the name is free at once, even while the removal runs
-    if os.path.isdir(aside) and not os.path.islink(aside):
-        shutil.rmtree(aside, ignore_errors=True)  # never follows links (rmtree.avoids_symlink_attacks)
-    else:
-        os.unlink(aside)
+    _discard(aside)
     return True
+
+
+def _discard(path: Path) -> None:
+    """Delete a folder with everything in it, or a file or link, following no link."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)  # never follows links (rmtree.avoids_symlink_attacks)
+    else:
+        os.unlink(path)
 
 
 def write_script(spool: Path, job_id: int, inc: int, script: str, who: Identity) -> Path:
@@ -99,9 +104,5 @@ def purge(spool: Path) -> int:
         if match.group(1) is not None:
             gone += remove(spool, int(match.group(1)))
         else:
-            path = spool / entry
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                os.unlink(path)
+            _discard(spool / entry)
     return gone
