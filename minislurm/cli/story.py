@@ -143,7 +143,8 @@ def story(kind: str | None = None, nodes: int = 2, gpus_per_node: int = 4,
             claims = _tell(c, nodes, gpus_per_node, torch)
         except TimeoutError as exc:
             claims = [Claim("the story reached its next step in time", False, str(exc))]
-        if not all(claim.holds for claim in claims):
+        held = all(claim.holds for claim in claims)
+        if not held:
             c.save_logs(folder / "logs")
         print(f"$ minislurm cluster down{flag}", flush=True)
     gone = "containers, network and volumes removed" if cluster.kind == "docker" else \
@@ -153,7 +154,7 @@ def story(kind: str | None = None, nodes: int = 2, gpus_per_node: int = 4,
     for claim in claims:
         print(f"#   {'ok    ' if claim.holds else 'FAILED'} {claim.said}"
               + ("" if claim.holds else f"\n#          seen: {claim.seen}"))
-    if all(claim.holds for claim in claims):
+    if held:
         print()
         return True
     print(f"\nminislurm demo: the story did not go as told.  The cluster's slurm.conf, logs and the "

@@ -105,15 +105,16 @@ async def release(ctl: "Controller", user: str, job_id: int) -> None:
         raise SlurmError(errors.ACCESS_DENIED)
     job.hold = None
     job.reason = Reason.NONE
-    job.priority = priority.initial(job, ctl.state, ctl.clock(), _fairshare(ctl, job))
+    job.priority = priority.initial(job, ctl.state, ctl.clock(), _fairshare(ctl))
     ctl.state.reprioritized()
     ctl.save_job(job)
     await ctl.commit()
 
 
-def _fairshare(ctl: "Controller", job) -> dict | None:
-    """The fair-share factors a new priority of ``job`` counts, as the periodic recalculation does."""
-    return ctl.fairshare.for_jobs([job], ctl.clock()) if ctl.fairshare else None
+def _fairshare(ctl: "Controller") -> dict | None:
+    """The fair-share factors a job's new priority counts, as the periodic recalculation
+    does (its association was made when it was submitted or recovered)."""
+    return ctl.fairshare.factors(ctl.clock()) if ctl.fairshare else None
 
 
 def _nice(text: str) -> int:
@@ -173,7 +174,7 @@ async def update_job(ctl: "Controller", user: str, job_id: int, fields: dict) ->
         ctl.running.arm_timers(job, ctl.clock())
     if "nice" in changes and job.state is JobState.PENDING:
         from minislurm.sched import priority
-        job.priority = priority.initial(job, ctl.state, ctl.clock(), _fairshare(ctl, job))
+        job.priority = priority.initial(job, ctl.state, ctl.clock(), _fairshare(ctl))
     if job.time_limit == math.inf or changes:
         ctl.state.reprioritized()
     ctl.save_job(job)

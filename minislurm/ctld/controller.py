@@ -86,7 +86,7 @@ class Controller:
             from minislurm.ctld.fairshare import FairShareBook
             self.fairshare = FairShareBook(self.config, self.accounts_file)
             self.fairshare.replay(self.store.acct("step = ''"))  # usage is state: from the records
-            self.fairshare.associate(self.state.jobs.values())
+            self.fairshare.associate(self.state.jobs.values())  # later ones at submission
         for n in range(len(self.state.nodes)):  # nobody gets work before its agent answers
             self.state.nodes.set_responding(n, False)
         from minislurm.ctld.health import health_loop
@@ -216,8 +216,7 @@ class Controller:
     async def _priority_loop(self) -> None:
         def recalc() -> None:
             now = self.clock()
-            fairshare = self.fairshare.for_jobs(self.state.pending.values(), now)
-            self.state.set_priorities(priority.recompute(self.state, now, fairshare))
+            self.state.set_priorities(priority.recompute(self.state, now, self.fairshare.factors(now)))
             self.request_pass()
         await every(max(1.0, self.config.priority.calc_period), recalc, log)
 
