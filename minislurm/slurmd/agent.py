@@ -92,6 +92,9 @@ class NodeAgent:
         self.port = 0
         self.runs = Runs(name)
         self.spooled: dict[int, int] = {}  # job id -> the incarnation whose script is in the spool
+        # A stop that came while its run's script was still being started: (why, KillWait) to
+        # apply once it has, so a requeue or scancel still gives the script its grace.
+        self.stop_while_starting: dict[tuple[int, int], tuple[str | None, float]] = {}
         self.unreported: dict[tuple[int, int], tuple[int, int]] = {}
         self.boot_time = time.time()
         self.background = Background(log)
@@ -174,22 +177,26 @@ class NodeAgent:
         except OSError as exc:
             # An environment or argument list too big to exec is the job's doing, not the node's.
             fault = "job" if exc.errno == errno.E2BIG else "node"
+            self.stop_while_starting.pop((job_id, inc), None)
             self._drop_spool(job_id, inc)
             return {"ok": False, "fault": fault, "error": f"could not start the batch script: {exc}"}
         if started.error is not None:  # nothing was created: the job fails (Slurm: JobLaunchFailure)
             log.error("[%s.batch] error: %s", job_id, started.error)
             self.runs.end(job_id, inc)
             await started.proc.wait()
+            self.stop_while_starting.pop((job_id, inc), None)
             self._drop_spool(job_id, inc)
             return {"ok": False, "fault": "job", "error": started.error}
-        terminated = self.runs.stale(job_id, inc)  # while it was starting
+        stop = self.stop_while_starting.pop((job_id, inc), None)
+        if stop is None and self.runs.stale(job_id, inc):  # a later run was seen meanwhile
+            stop = (None, 0.0)
         local = self.runs.open(job_id, inc)
         local.batch, local.stderr_fd = started.proc, started.stderr_fd
         local.roots.procs.append(started.proc)
         local.meters["batch"] = Meter(ProcessSet([started.proc]))
         self.background.spawn(self._watch_batch(local))
-        if terminated:
-            self.background.spawn(local.roots.stop(0))
+        if stop is not None:
+            self._stop(local, *stop)
         return {"ok": True}
 
     async def _watch_batch(self, job: LocalJob) -> None:
@@ -210,6 +217,11 @@ class NodeAgent:
     async def terminate(self, job_id: int, inc: int, why: str | None, kill_wait: float) -> dict:
         self.runs.end(job_id, inc)  # even unknown here: no credential of this run may start a step
         job = self.runs.get(job_id, inc)
+        if job is None and self.spooled.get(job_id) == inc:  # its script is being started
+            told = self.stop_while_starting.get((job_id, inc))
+            if told is None or kill_wait < told[1]:  # a kill without grace goes ahead of a stop
+                self.stop_while_starting[(job_id, inc)] = (why, kill_wait)
+            return {"ok": True, "known": True}
         if job is None:
             self._drop_leftover(job_id)
             return {"ok": True, "known": False}
@@ -217,13 +229,17 @@ class NodeAgent:
             # Told again (a restarted controller cannot know it was told): once is enough, or a
             # trap on SIGTERM would run twice.  A kill without grace still goes ahead.
             return {"ok": True, "known": True}
+        self._stop(job, why, kill_wait)
+        return {"ok": True, "known": True}
+
+    def _stop(self, job: LocalJob, why: str | None, kill_wait: float) -> None:
+        """SIGTERM, then SIGKILL after ``kill_wait`` (at once without one), noted in the output."""
         if why and not job.stopping:
-            self._note_cancel(job, job_id, "" if why == "CANCELLED" else f" DUE TO {why}")
+            self._note_cancel(job, job.job_id, "" if why == "CANCELLED" else f" DUE TO {why}")
         job.stopping = True
         self.background.spawn(job.roots.stop(kill_wait))
         if job.batch is None:
             self.runs.forget(job)
-        return {"ok": True, "known": True}
 
     def _drop_spool(self, job_id: int, inc: int) -> None:
         """Remove the run's spool folder, unless a later run of the job has written its own there."""

@@ -120,6 +120,10 @@ def test_srun_gives_its_allocation_back_after_a_controller_outage(live):
     try:
         job = until(lambda: next((j for j in live.api.call("GET", "/jobs")["jobs"]
                                   if j["name"] == "outage" and j["state"] == "RUNNING"), None), 10, "srun's job")
+        # Its step must have started: before that, srun (like Slurm's) waits only MessageTimeout
+        # for a controller it cannot reach, and the restart below may take longer under load.
+        until(lambda: any(r["step"] == "0" for r in live.acct(job["job_id"])),
+              30, "srun's step")
         live.c.restart_controller(pause=4)  # srun ends while there is no controller
         assert srun.wait(timeout=60) == 0, srun.stderr.read()
     finally:
