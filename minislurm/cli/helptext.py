@@ -103,9 +103,7 @@ def render(layout: Layout, groups: list[tuple[str | None, list[Entry]]]) -> str:
         if not entries:
             continue
         if title:
-            if len(lines) > 1 or i:
-                lines.append("")
-            lines.append(title)
+            lines += ["", title]
         elif i and lines[-1]:
             lines.append("")
         for entry in entries:
