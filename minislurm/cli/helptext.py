@@ -39,10 +39,6 @@ class Entry:
     optional: bool = False  # "--nice[=value]"
     text: str = ""
 
-    @property
-    def names(self) -> tuple[str, ...]:
-        return self.shorts + self.longs
-
 
 @dataclass(frozen=True)
 class Layout:

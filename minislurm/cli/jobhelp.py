@@ -221,14 +221,6 @@ def groups(prog: str) -> list[tuple[str, list[Entry]]]:
     return out
 
 
-def described(prog: str) -> set[str]:
-    """The option names ``prog``'s help describes, aliases included."""
-    names = {"help", "usage", "version"}
-    for _, entries in groups(prog):
-        names |= {n.lstrip("-") for e in entries for n in e.longs}
-    return names
-
-
 def early_answer(prog: str, words: list[str]) -> int | None:
     """Answer --help, --usage or -V/--version when getopt reaches one before any error, as
     Slurm does before reading a script or contacting the controller; None otherwise."""

@@ -73,7 +73,7 @@ class ArgumentParser(argparse.ArgumentParser):
     A Slurm command names its help ``layout`` (:mod:`minislurm.cli.helptext`): it then also
     takes ``--usage`` and ``-V``/``--version``, and ``--help`` prints Slurm's form of help,
     its option groups those declared with ``add_argument_group`` and each option's ``help``
-    and ``metavar``.  As getopt reads options in order, the first of them answers (exit 0)
+    (``%%`` for a ``%``, as argparse wants) and ``metavar``.  As getopt reads options in order, the first of them answers (exit 0)
     unless an unknown option comes before it.
     """
 
@@ -127,7 +127,7 @@ class ArgumentParser(argparse.ArgumentParser):
                 takes = action.nargs != 0
                 value = (action.metavar or action.dest.replace("_", "-")) if takes else None
                 entries.append(Entry(tuple(shorts), tuple(o for o in action.option_strings if o.startswith("--")),
-                                     value, action.nargs == "?", action.help or ""))
+                                     value, action.nargs == "?", (action.help or "").replace("%%", "%")))
             if group is self._positionals:
                 continue
             groups.append((None if group is self._optionals else group.title, entries))

@@ -14,7 +14,7 @@ from minislurm.core.hostlist import expand
 
 def parser() -> ArgumentParser:
     p = ArgumentParser(prog="sinfo", layout=LAYOUTS["sinfo"])
-    p.add_argument("-o", "--format", metavar="format", help="columns as %-letters (%P %a %l %D ...)")
+    p.add_argument("-o", "--format", metavar="format", help="columns as %%-letters (%%P %%a %%l %%D ...)")
     p.add_argument("-N", "--Node", action="store_true", help="a line per node, not per partition")
     p.add_argument("-l", "--long", action="store_true", help="more columns (sizes, limits)")
     p.add_argument("-s", "--summarize", action="store_true", help="node counts by state only")

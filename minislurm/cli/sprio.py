@@ -15,7 +15,7 @@ def parser() -> ArgumentParser:
     p = ArgumentParser(prog="sprio", layout=LAYOUTS["sprio"])
     p.add_argument("-l", "--long", action="store_true", help="every factor, with user and TRES")
     p.add_argument("-h", "--noheader", action="store_true", help="leave out the header line")
-    p.add_argument("-o", "--format", metavar="format", help="columns as %-letters (%i %Y %A %F ...)")
+    p.add_argument("-o", "--format", metavar="format", help="columns as %%-letters (%%i %%Y %%A %%F ...)")
     p.add_argument("-j", "--jobs", metavar="job(s)", help="only these pending jobs (comma-separated)")
     p.add_argument("-u", "--user", metavar="user_name", help="only pending jobs of these users")
     p.add_argument("-w", "--weights", action="store_true", help="the weight of each factor")

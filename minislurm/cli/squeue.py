@@ -36,7 +36,7 @@ def _me() -> str:
 
 def parser() -> ArgumentParser:
     p = ArgumentParser(prog="squeue", layout=LAYOUTS["squeue"])
-    p.add_argument("-o", "--format", metavar="format", help="columns as %-letters (%i %P %j %u ...)")
+    p.add_argument("-o", "--format", metavar="format", help="columns as %%-letters (%%i %%P %%j %%u ...)")
     p.add_argument("-O", "--Format", metavar="format", help="columns as field names (JobID,State,...)")
     p.add_argument("-h", "--noheader", action="store_true", help="leave out the header line")
     p.add_argument("-u", "--user", metavar="user_name(s)", help="only jobs of these users")
