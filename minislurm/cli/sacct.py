@@ -9,6 +9,7 @@ import time
 from datetime import datetime
 
 from minislurm.cli.fmt.sacct import field_list, format_records
+from minislurm.cli.helptext import LAYOUTS
 from minislurm.cli.main import ArgumentParser
 from minislurm.client import Client, ClientError
 from minislurm.core.jobids import base_ids, parse_selectors, selected
@@ -22,23 +23,33 @@ def _selected(selectors: list, record: dict) -> bool:
     return selected(selectors, record["job_id"], int(array) if task else None, int(task) if task else None)
 
 
+def parser() -> ArgumentParser:
+    p = ArgumentParser(prog="sacct", try_help=False, layout=LAYOUTS["sacct"])
+    p.add_argument("-j", "--jobs", metavar="job(.step)",
+                   help="Only these jobs (comma-separated ids; A_T for an array task, N.step for a step). "
+                        "Without -j, the jobs since -S.")
+    p.add_argument("-X", "--allocations", action="store_true", help="Only the jobs' own lines, not their steps.")
+    p.add_argument("-o", "--format", metavar="fields", help="The fields to print, comma-separated (-e lists them).")
+    p.add_argument("-P", "--parsable2", action="store_true", help="Fields split by '|', none at the end.")
+    p.add_argument("-p", "--parsable", action="store_true", help="Fields split by '|', one at the end.")
+    p.add_argument("-n", "--noheader", action="store_true", help="Leave out the header lines.")
+    p.add_argument("-D", "--duplicates", action="store_true",
+                   help="Every run of a requeued job, not only its last one.")
+    p.add_argument("-u", "--user", metavar="users", help="Only jobs of these users (by default your own).")
+    p.add_argument("-a", "--allusers", action="store_true", help="Jobs of every user (root's default).")
+    p.add_argument("-S", "--starttime", metavar="time",
+                   help="Jobs since this time (by default midnight today).")
+    p.add_argument("-s", "--state", metavar="states",
+                   help="Only jobs in these states (names or codes: r, cd, f, to, ca, nf, ...).")
+    p.add_argument("-b", "--brief", action="store_true", help="Only JobID, State and ExitCode.")
+    p.add_argument("-l", "--long", action="store_true", help="Many more fields per line.")
+    p.add_argument("-e", "--helpformat", action="store_true", help="List the fields -o accepts.")
+    p.add_argument("--name", metavar="names", help="Only jobs with these names.")
+    return p
+
+
 def main(argv: list[str]) -> int:
-    p = ArgumentParser(prog="sacct", try_help=False)
-    p.add_argument("-j", "--jobs")
-    p.add_argument("-X", "--allocations", action="store_true")
-    p.add_argument("-o", "--format")
-    p.add_argument("-P", "--parsable2", action="store_true")
-    p.add_argument("-p", "--parsable", action="store_true")
-    p.add_argument("-n", "--noheader", action="store_true")
-    p.add_argument("-D", "--duplicates", action="store_true")
-    p.add_argument("-u", "--user")
-    p.add_argument("-a", "--allusers", action="store_true")
-    p.add_argument("-S", "--starttime")
-    p.add_argument("-s", "--state")
-    p.add_argument("-b", "--brief", action="store_true")
-    p.add_argument("-l", "--long", action="store_true")
-    p.add_argument("-e", "--helpformat", action="store_true")
-    p.add_argument("--name")
+    p = parser()
     args = p.parse_args(argv)
     if args.helpformat:
         sys.stdout.write(field_list())

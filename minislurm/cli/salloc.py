@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 
+from minislurm.cli.jobhelp import early_answer
 from minislurm.client import Client, ClientError
 from minislurm.cli.allocation import keep_alive, release
 from minislurm.core.options import combine, env_options, parse_options
@@ -51,6 +52,8 @@ def _wait_for_start(client: Client, job_id: int) -> dict:
 
 
 def main(argv: list[str]) -> int:
+    if (answered := early_answer("salloc", argv)) is not None:  # --help, --usage, --version
+        return answered
     now = time.time()
     try:
         cli, rest = parse_options(argv, prog="salloc", now=now)

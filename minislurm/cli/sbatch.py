@@ -8,6 +8,7 @@ import socket
 import sys
 import time
 
+from minislurm.cli.jobhelp import early_answer
 from minislurm.client import Client, ClientError, conf_path, umask_text
 from minislurm.core import errors
 from minislurm.core.cluster import MAX_SCRIPT_SIZE
@@ -85,6 +86,8 @@ def request_for(spec, script: str, rest: list[str], path: str | None) -> dict:
 
 
 def main(argv: list[str]) -> int:
+    if (answered := early_answer("sbatch", argv)) is not None:  # --help, --usage, --version
+        return answered
     now = time.time()
     try:
         pairs, rest = split_options(argv, prog="sbatch")

@@ -14,6 +14,7 @@ import re
 import signal as _signal
 import sys
 
+from minislurm.cli.helptext import LAYOUTS
 from minislurm.cli.main import ArgumentParser
 from minislurm.client import Client, ClientError
 from minislurm.core.errors import ALREADY_DONE, INVALID_JOB_ID
@@ -44,17 +45,22 @@ def _job_ids(words: list[str]) -> list[tuple[str, list[int] | None]]:
     return out
 
 
-def main(argv: list[str]) -> int:
-    p = ArgumentParser(prog="scancel")
+def parser() -> ArgumentParser:
+    p = ArgumentParser(prog="scancel", layout=LAYOUTS["scancel"])
     p.add_argument("job_ids", nargs="*")
-    p.add_argument("-s", "--signal")
-    p.add_argument("-u", "--user")
-    p.add_argument("-t", "--state")
-    p.add_argument("-n", "--name", "--jobname")
-    p.add_argument("-p", "--partition")
-    p.add_argument("-b", "--batch", action="store_true")
-    p.add_argument("-f", "--full", action="store_true")
-    p.add_argument("-v", "--verbose", action="store_true")
+    p.add_argument("-s", "--signal", metavar="name | integer", help="send this signal instead of cancelling")
+    p.add_argument("-u", "--user", metavar="user_name", help="only jobs of this user")
+    p.add_argument("-t", "--state", metavar="states", help="only jobs in this state (PENDING, RUNNING)")
+    p.add_argument("-n", "--name", "--jobname", metavar="job_name", help="only jobs with this name")
+    p.add_argument("-p", "--partition", metavar="partition", help="only jobs in this partition")
+    p.add_argument("-b", "--batch", action="store_true", help="signal the batch shell alone")
+    p.add_argument("-f", "--full", action="store_true", help="signal the batch shell and every step")
+    p.add_argument("-v", "--verbose", action="store_true", help="say what is done to each job")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    p = parser()
     args = p.parse_args(argv)
     try:
         signum = _signum(args.signal) if args.signal else None

@@ -11,13 +11,6 @@ from minislurm.core.hostlist import HostlistError, compress, expand
 from minislurm.cli.scontrol_resv import NotCreated, report, reservation_fields
 from minislurm.core.timefmt import parse_time_limit
 
-USAGE = """usage: scontrol <command> [...]
-  show job|node|partition|reservation|config [ID]   show hostnames [LIST]   show hostlist[sorted] LIST
-  update NodeName=N State=DOWN|DRAIN|RESUME Reason=..   update JobId=N TimeLimit=..|Nice=..|Partition=..
-  requeue|requeuehold|hold|uhold|release JOBID[,JOBID...]   token [username=U] [lifespan=S]
-  create reservation ReservationName=R Nodes=.. StartTime=now Duration=.. Users=..   delete reservation R"""
-
-
 def _pairs(words: list[str]) -> dict[str, str]:
     out = {}
     for w in words:
@@ -146,34 +139,41 @@ def _update_partition(client: Client, name: str, pairs: dict[str, str]) -> int:
     return 0
 
 
-# scontrol's own options (src/scontrol/scontrol.c), for getopt's complaint about any other;
-# minislurm acts on -o and -d.
-_OPTIONS = [("-a", "--all"), ("-M", "--cluster", "--clusters", None), ("-d", "--details"), ("--federation",),
-            ("-F", "--future"), ("-h", "--usage"), ("--hide",), ("--local",), ("-o", "--oneliner"),
-            ("-Q", "--quiet"), ("--sibling",), ("-u", "--uid", None), ("-v", "--verbose"), ("-V", "--version")]
-
-
-def _bad_option(argv: list[str]) -> str | None:
-    """What scontrol prints for an option it does not know (getopt's words, rc 1), if any."""
+def parser():
+    """scontrol's own options (those of Slurm's scontrol), for help and getopt's complaint about
+    any other; minislurm acts on -o and -d."""
+    from minislurm.cli.helptext import LAYOUTS
     from minislurm.cli.main import ArgumentParser
-    p = ArgumentParser(prog="scontrol")
-    for names in _OPTIONS:
-        value = names[-1] is None
-        p.add_argument(*names[:-1] if value else names, action="store" if value else "store_true")
-    problem = p.unknown_option(argv)
-    return f'scontrol: {problem}\nTry "scontrol --help" for more information' if problem else None
+    p = ArgumentParser(prog="scontrol", layout=LAYOUTS["scontrol"])
+    for *names, value, text in [
+            ("-a", "--all", False, "include hidden partitions"), ("-d", "--details", False, "add details to show"),
+            ("--federation", False, "a federation's jobs (not modelled)"),
+            ("-F", "--future", False, "include FUTURE nodes (not modelled)"),
+            ("--hide", False, "leave out hidden partitions"), ("--local", False, "this cluster only"),
+            ("-M", "--cluster", "--clusters", True, "talk to this cluster (not modelled)"),
+            ("-o", "--oneliner", False, "one line per record"), ("-Q", "--quiet", False, "errors only"),
+            ("--sibling", False, "a federation's sibling jobs (not modelled)"),
+            ("-u", "--uid", True, "update as this user (not modelled)"),
+            ("-v", "--verbose", False, "say more")]:
+        p.add_argument(*names, action="store" if value else "store_true", help=text)
+    return p
 
 
 def main(argv: list[str]) -> int:
-    if (problem := _bad_option(argv)) is not None:
-        print(problem, file=sys.stderr)
+    p = parser()
+    problem, asked = p.first_answer(argv)  # getopt reads every option before the command
+    if problem:
+        print(f'scontrol: {problem}\nTry "scontrol --help" for more information', file=sys.stderr)
         return 1
+    if asked:
+        sys.stdout.write(p.answer(p.info[asked]))
+        return 0
     # options anywhere, as getopt allows: -o one line per record, -d details
     oneliner = any(a in ("-o", "--oneliner") for a in argv)
     details = any(a in ("-d", "--details") for a in argv)
     argv = [a for a in argv if a not in ("-o", "--oneliner", "-d", "--details")]
-    if not argv or argv[0] in ("-h", "--help", "help"):
-        print(USAGE)
+    if not argv or argv[0].lower() in ("help", "version"):  # without a command Slurm's reads them from stdin
+        sys.stdout.write(p.answer(argv[0].lower() if argv else "help"))
         return 0 if argv else 1
     cmd, rest = argv[0].lower(), argv[1:]
     try:

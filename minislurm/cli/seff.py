@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 import time
 
+from minislurm.cli.helptext import LAYOUTS
 from minislurm.cli.main import ArgumentParser
 from minislurm.client import Client, ClientError
 from minislurm.core.timefmt import format_elapsed
@@ -65,10 +66,22 @@ def report(rows: list[dict], now: float) -> str:
     return "\n".join(lines) + "\n"
 
 
+def parser() -> ArgumentParser:
+    """contribs/seff's options: ``-h`` (its usage) and ``-v`` (``seff Version 2.1``), both
+    exiting 1 as seff does; ``--help``, ``--usage``, ``-V`` and ``--version`` answer the same
+    and exit 0, as Slurm's own commands do."""
+    p = ArgumentParser(prog="seff", description=__doc__.splitlines()[0], layout=LAYOUTS["seff"])
+    p.add_argument("jobid", nargs="*")
+    return p
+
+
 def main(argv: list[str]) -> int:
-    p = ArgumentParser(prog="seff", description=__doc__.splitlines()[0])
-    p.add_argument("jobid")
+    p = parser()
     args = p.parse_args(argv)
+    if len(args.jobid) != 1:  # as contribs/seff: its usage, exit 1
+        sys.stdout.write(p.answer("help"))
+        return 1
+    args.jobid = args.jobid[0]
     job_id = args.jobid.split("_")[0].split(".")[0]
     if not job_id.isdigit():
         print(f"seff: error: Invalid job id {args.jobid}", file=sys.stderr)

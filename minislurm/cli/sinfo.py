@@ -6,23 +6,29 @@ import sys
 import time
 
 from minislurm.cli.fmt.sinfo import format_partitions
+from minislurm.cli.helptext import LAYOUTS
 from minislurm.cli.main import ArgumentParser
 from minislurm.client import Client, ClientError
 from minislurm.core.hostlist import expand
 
 
+def parser() -> ArgumentParser:
+    p = ArgumentParser(prog="sinfo", layout=LAYOUTS["sinfo"])
+    p.add_argument("-o", "--format", metavar="format", help="columns as %%-letters (%%P %%a %%l %%D ...)")
+    p.add_argument("-N", "--Node", action="store_true", help="a line per node, not per partition")
+    p.add_argument("-l", "--long", action="store_true", help="more columns (sizes, limits)")
+    p.add_argument("-s", "--summarize", action="store_true", help="node counts by state only")
+    p.add_argument("-R", "--list-reasons", action="store_true", help="why nodes are down or drained")
+    p.add_argument("-h", "--noheader", action="store_true", help="leave out the header line")
+    p.add_argument("-p", "--partition", metavar="PARTITION", help="only these partitions")
+    p.add_argument("-n", "--nodes", metavar="NODES", help="only these nodes (a hostlist)")
+    p.add_argument("-e", "--exact", action="store_true", help="group only identical nodes")
+    p.add_argument("-t", "--states", metavar="node_state", help="only nodes in these states")
+    return p
+
+
 def main(argv: list[str]) -> int:
-    p = ArgumentParser(prog="sinfo")
-    p.add_argument("-o", "--format")
-    p.add_argument("-N", "--Node", action="store_true")
-    p.add_argument("-l", "--long", action="store_true")
-    p.add_argument("-s", "--summarize", action="store_true")
-    p.add_argument("-R", "--list-reasons", action="store_true")
-    p.add_argument("-h", "--noheader", action="store_true")
-    p.add_argument("-p", "--partition")
-    p.add_argument("-n", "--nodes")
-    p.add_argument("-e", "--exact", action="store_true")
-    p.add_argument("-t", "--states")
+    p = parser()
     args = p.parse_args(argv)
     client = Client()
     try:

@@ -6,18 +6,24 @@ import sys
 from types import SimpleNamespace
 
 from minislurm.cli.fmt.sprio import format_sprio
+from minislurm.cli.helptext import LAYOUTS
 from minislurm.cli.main import ArgumentParser
 from minislurm.client import Client, ClientError
 
 
+def parser() -> ArgumentParser:
+    p = ArgumentParser(prog="sprio", layout=LAYOUTS["sprio"])
+    p.add_argument("-l", "--long", action="store_true", help="every factor, with user and TRES")
+    p.add_argument("-h", "--noheader", action="store_true", help="leave out the header line")
+    p.add_argument("-o", "--format", metavar="format", help="columns as %%-letters (%%i %%Y %%A %%F ...)")
+    p.add_argument("-j", "--jobs", metavar="job(s)", help="only these pending jobs (comma-separated)")
+    p.add_argument("-u", "--user", metavar="user_name", help="only pending jobs of these users")
+    p.add_argument("-w", "--weights", action="store_true", help="the weight of each factor")
+    return p
+
+
 def main(argv: list[str]) -> int:
-    p = ArgumentParser(prog="sprio")
-    p.add_argument("-l", "--long", action="store_true")
-    p.add_argument("-h", "--noheader", action="store_true")
-    p.add_argument("-o", "--format")
-    p.add_argument("-j", "--jobs")
-    p.add_argument("-u", "--user")
-    p.add_argument("-w", "--weights", action="store_true")
+    p = parser()
     args = p.parse_args(argv)
     try:
         reply = Client().call("GET", "/priorities")

@@ -7,6 +7,7 @@ import time
 from itertools import repeat
 
 from minislurm.cli.fmt.squeue import format_jobs, job_fields, view_keys
+from minislurm.cli.helptext import LAYOUTS
 from minislurm.cli.main import ArgumentParser
 from minislurm.client import Client, ClientError
 from minislurm.core.jobids import base_ids, parse_selectors, selected
@@ -33,23 +34,29 @@ def _me() -> str:
     return getpass.getuser()
 
 
+def parser() -> ArgumentParser:
+    p = ArgumentParser(prog="squeue", layout=LAYOUTS["squeue"])
+    p.add_argument("-o", "--format", metavar="format", help="columns as %%-letters (%%i %%P %%j %%u ...)")
+    p.add_argument("-O", "--Format", metavar="format", help="columns as field names (JobID,State,...)")
+    p.add_argument("-h", "--noheader", action="store_true", help="leave out the header line")
+    p.add_argument("-u", "--user", metavar="user_name(s)", help="only jobs of these users")
+    p.add_argument("--me", action="store_true", help="only your own jobs")
+    p.add_argument("-j", "--jobs", metavar="job(s)", help="only these job ids (A_T for a task)")
+    p.add_argument("-p", "--partition", metavar="partition(s)", help="only jobs in these partitions")
+    p.add_argument("-t", "--states", metavar="states",
+                   help="only jobs in these states; by default pending and running ones, 'all' for every state")
+    p.add_argument("-l", "--long", action="store_true", help="add time limits, full state names")
+    p.add_argument("--start", action="store_true", help="expected start times of pending jobs")
+    p.add_argument("-S", "--sort", metavar="fields", help="sort by these format letters ('-' reverses)")
+    p.add_argument("-r", "--array", action="store_true", help="a line per array task, not per array")
+    p.add_argument("-a", "--all", action="store_true", help="include hidden partitions' jobs")
+    p.add_argument("-i", "--iterate", type=float, metavar="seconds", help="repeat every so many seconds")
+    p.add_argument("-n", "--name", metavar="job_name(s)", help="only jobs with these names")
+    return p
+
+
 def main(argv: list[str]) -> int:
-    p = ArgumentParser(prog="squeue")
-    p.add_argument("-o", "--format")
-    p.add_argument("-O", "--Format")
-    p.add_argument("-h", "--noheader", action="store_true")
-    p.add_argument("-u", "--user")
-    p.add_argument("--me", action="store_true")
-    p.add_argument("-j", "--jobs")
-    p.add_argument("-p", "--partition")
-    p.add_argument("-t", "--states")
-    p.add_argument("-l", "--long", action="store_true")
-    p.add_argument("--start", action="store_true")
-    p.add_argument("-S", "--sort")
-    p.add_argument("-r", "--array", action="store_true")
-    p.add_argument("-a", "--all", action="store_true")
-    p.add_argument("-i", "--iterate", type=float)
-    p.add_argument("-n", "--name")
+    p = parser()
     args = p.parse_args(argv)
     try:
         states = _states(args.states) if args.states else DEFAULT_STATES

@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 
+from minislurm.cli.jobhelp import early_answer
 from minislurm.cli.allocation import allocate, call_until_heard, existing_allocation, keep_alive, release
 from minislurm.cli.launch import run_step
 from minislurm.cli.stepinput import input_source, pty_refused, window_size
@@ -28,6 +29,8 @@ from minislurm.core.optvalues import OptionError
 
 
 def main(argv: list[str]) -> int:
+    if (answered := early_answer("srun", argv)) is not None:  # --help, --usage, --version
+        return answered
     now = time.time()
     try:
         cli, rest = parse_options(argv, prog="srun", now=now)

@@ -7,18 +7,24 @@ import sys
 from types import SimpleNamespace
 
 from minislurm.cli.fmt.sshare import format_sshare
+from minislurm.cli.helptext import LAYOUTS
 from minislurm.cli.main import ArgumentParser
 from minislurm.client import Client, ClientError
 
 
+def parser() -> ArgumentParser:
+    p = ArgumentParser(prog="sshare", layout=LAYOUTS["sshare"])
+    p.add_argument("-a", "--all", action="store_true", help="every user, not only you")
+    p.add_argument("-l", "--long", action="store_true", help="add normalized usage and limits")
+    p.add_argument("-n", "--noheader", action="store_true", help="leave out the header lines")
+    p.add_argument("-u", "--users", metavar="users", help="these users (comma-separated)")
+    p.add_argument("-P", "--parsable2", action="store_true", help="fields split by '|', none at the end")
+    p.add_argument("-p", "--parsable", action="store_true", help="fields split by '|', one at the end")
+    return p
+
+
 def main(argv: list[str]) -> int:
-    p = ArgumentParser(prog="sshare")
-    p.add_argument("-a", "--all", action="store_true")
-    p.add_argument("-l", "--long", action="store_true")
-    p.add_argument("-n", "--noheader", action="store_true")
-    p.add_argument("-u", "--users")
-    p.add_argument("-P", "--parsable2", action="store_true")
-    p.add_argument("-p", "--parsable", action="store_true")
+    p = parser()
     args = p.parse_args(argv)
     try:
         reply = Client().call("GET", "/shares")

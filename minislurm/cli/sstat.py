@@ -13,6 +13,7 @@ import sys
 
 from minislurm.cli.fmt.fields import check_width
 from minislurm.cli.fmt.sacct import cpu_time
+from minislurm.cli.helptext import LAYOUTS
 from minislurm.cli.main import ArgumentParser
 from minislurm.client import Client, ClientError
 
@@ -44,14 +45,23 @@ def _fields(text: str | None) -> list[tuple[str, int]]:
     return out
 
 
+def parser() -> ArgumentParser:
+    p = ArgumentParser(prog="sstat", description=__doc__.splitlines()[0], try_help=False, layout=LAYOUTS["sstat"])
+    p.add_argument("-j", "--jobs", required=True, metavar="job(.step)",
+                   help="The running job, or its step, to report on (required; comma-separated). "
+                        "Without a step, every srun step.")
+    p.add_argument("-a", "--allsteps", action="store_true", help="Add the batch step to the job's steps.")
+    p.add_argument("-o", "--format", "--fields", metavar="fields",
+                   help="The fields to print, comma-separated (JobID, NTasks, AveCPU, MinCPU, TotalCPU, "
+                        "MaxRSS, MaxRSSNode, AveRSS).")
+    p.add_argument("-n", "--noheader", action="store_true", help="Leave out the header lines.")
+    p.add_argument("-P", "--parsable2", action="store_true", help="Fields split by '|', none at the end.")
+    p.add_argument("-p", "--parsable", action="store_true", help="Fields split by '|', one at the end.")
+    return p
+
+
 def main(argv: list[str]) -> int:
-    p = ArgumentParser(prog="sstat", description=__doc__.splitlines()[0], try_help=False)
-    p.add_argument("-j", "--jobs", required=True)
-    p.add_argument("-a", "--allsteps", action="store_true")
-    p.add_argument("-o", "--format", "--fields")
-    p.add_argument("-n", "--noheader", action="store_true")
-    p.add_argument("-P", "--parsable2", action="store_true")
-    p.add_argument("-p", "--parsable", action="store_true")
+    p = parser()
     args = p.parse_args(argv)
     try:
         fields = _fields(args.format)

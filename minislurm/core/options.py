@@ -126,8 +126,12 @@ def _long(prog: str, body: str) -> Opt:
     return first
 
 
-def split_options(words: list[str], *, prog: str = "sbatch") -> tuple[Pairs, list[str]]:
-    """Tokenise like getopt_long with a leading ``+``: (option, value) pairs and the rest."""
+def split_options(words: list[str], *, prog: str = "sbatch",
+                  stop_at: frozenset[str] = frozenset()) -> tuple[Pairs, list[str]]:
+    """Tokenise like getopt_long with a leading ``+``: (option, value) pairs and the rest.
+
+    An option whose key is in ``stop_at`` (``--help``) ends the scan there, last of the pairs:
+    Slurm acts on it when getopt reaches it, so a bad option after it goes unseen."""
     shorts = {o.short: o for o in _TABLES[prog] if o.short}
     pairs: Pairs = []
     i = 0
@@ -151,6 +155,8 @@ def split_options(words: list[str], *, prog: str = "sbatch") -> tuple[Pairs, lis
                 value = words[i]
             pairs.append((opt, value if eq or opt.arg == REQ else None))
             i += 1
+            if opt.key in stop_at:
+                return pairs, words[i:]
             continue
         j = 1
         while j < len(word):
@@ -161,6 +167,8 @@ def split_options(words: list[str], *, prog: str = "sbatch") -> tuple[Pairs, lis
             if opt.arg == NO:
                 pairs.append((opt, None))
                 j += 1
+                if opt.key in stop_at:
+                    return pairs, words[i + 1:]
                 continue
             if opt.arg == REQ and not rest:
                 if i + 1 >= len(words):

@@ -43,7 +43,11 @@ def test_an_unknown_option_is_refused_as_slurm_refuses_it(command, rc, try_help,
 def test_options_anywhere_and_their_values_are_read_as_getopt_reads_them(capsys):
     # -o takes the next word as its value, even one starting with "-"; -h groups with -Z.
     assert run("squeue", ["-o", "--bogus", "-hZ"], capsys)[2].startswith("squeue: invalid option -- 'Z'\n")
-    assert run("squeue", ["--us=x", "--bog"], capsys)[2].startswith("squeue: unrecognized option '--bog'\n")
+    assert run("squeue", ["--use=x", "--bog"], capsys)[2].startswith("squeue: unrecognized option '--bog'\n")
+    # --us could be --user or --usage: getopt refuses it rather than guess
+    assert run("squeue", ["--us=x"], capsys)[2] == (
+        "squeue: option '--us=x' is ambiguous; possibilities: '--usage' '--user'\n"
+        'Try "squeue --help" for more information\n')
     assert run("scontrol", ["show", "job", "-d", "--bogus=1"], capsys)[2].startswith(
         "scontrol: unrecognized option '--bogus=1'\n")
     # An option Slurm's scontrol has but minislurm does not act on is not "unrecognized".
