@@ -29,8 +29,14 @@ class Agent:
 
     def __init__(self, addr: str | None = None):
         self.addr = addr
+        self.heartbeat: str | None = None  # host:port where its process answers pings, if it has one
         self.last_response = 0.0
         self.boot_time = 0.0  # when the agent started (SlurmdStartTime)
         self.os_boot_time = 0.0  # when its machine booted (BootTime)
         self.registered = False
         self.reason_set: tuple[str, float] | None = None  # who set the node's reason, and when
+
+    def ping_target(self, name: str) -> tuple[str | None, str]:
+        """Where to ping node ``name``: its process's heartbeat port (minislurm.slurmd.heartbeat),
+        else the node's own."""
+        return (self.heartbeat, f"/ping/{name}") if self.heartbeat else (self.addr, "/ping")

@@ -148,7 +148,7 @@ class Controller:
         elif reason_by is not None:
             agent.reason_set = (reason_by, self.clock())
         user, at = agent.reason_set or (None, None)
-        self.store.put_node(name, {"addr": agent.addr, "down": bool(nodes.down[n]), "drain": bool(nodes.drain[n]),
+        self.store.put_node(name, {"addr": agent.addr, "heartbeat": agent.heartbeat, "down": bool(nodes.down[n]), "drain": bool(nodes.drain[n]),
                                    "reason": nodes.reason[n], "reason_user": user, "reason_time": at})
 
     # -- scheduling ---------------------------------------------------------------------

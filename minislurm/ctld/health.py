@@ -43,13 +43,24 @@ async def health_loop(ctl: "Controller") -> None:
     # Silence is judged on its own clock, not only after a ping round: a round waits for its
     # slowest ping (an address that no longer answers takes the whole ping timeout), so
     # judging after rounds alone would mark a dead node DOWN up to two rounds late.
-    ctl.spawn(every(OVERDUE_CHECK, lambda: overdue(ctl), log))
+    checked = [ctl.clock()]
+    ctl.spawn(every(OVERDUE_CHECK, lambda: overdue(ctl, checked), log))
     await every(ping_interval(ctl), lambda: ping_all(ctl), log)
 
 
-async def overdue(ctl: "Controller") -> None:
-    """Every node silent for SlurmdTimeout since its last answer goes DOWN now."""
+async def overdue(ctl: "Controller", checked: list[float]) -> None:
+    """Every node silent for SlurmdTimeout since its last answer goes DOWN now.
+
+    Silence is what the controller did not receive while it was listening: when this look
+    comes late (the controller's own loop was held up: a long pass, a slow disk, a starved
+    CPU), answers may be waiting unread, so the time it was deaf is not counted against any
+    node (``checked`` holds when the last look was)."""
     timeout, now = ctl.config.slurmd_timeout, ctl.clock()
+    deaf = now - checked[0] - 2 * OVERDUE_CHECK
+    checked[0] = now
+    if deaf > 0:
+        for agent in ctl.agents.values():
+            agent.last_response += deaf
     if not timeout:
         return
     for name, agent in ctl.agents.items():
@@ -58,16 +69,16 @@ async def overdue(ctl: "Controller") -> None:
 
 
 async def ping_all(ctl: "Controller") -> None:
-    names = [name for name, a in ctl.agents.items() if a.addr]
-    replies = await asyncio.gather(*(ctl.rpc.call(ctl.agents[name].addr, "/ping", timeout=ping_interval(ctl))
-                                     for name in names))
-    for name, reply in zip(names, replies):
+    """Ping every node at once; each answer (or its absence) is taken as it comes, so a node
+    that does not answer delays no other node's."""
+    async def ping(name: str) -> None:
+        addr, path = ctl.agents[name].ping_target(name)
+        reply = await ctl.rpc.call(addr, path, timeout=ping_interval(ctl)) if addr else None
         if reply is not None:
             await responded(ctl, name, reply)
-    now = ctl.clock()
-    for name, agent in ctl.agents.items():
-        if name not in names or replies[names.index(name)] is None:
-            await silent(ctl, name, now)
+        else:
+            await silent(ctl, name, ctl.clock())
+    await asyncio.gather(*(ping(name) for name in ctl.agents))
 
 
 async def silent(ctl: "Controller", name: str, now: float) -> None:
@@ -147,6 +158,7 @@ async def register(ctl: "Controller", info: dict) -> dict:
     n = nodes.index[name]
     cfg = nodes.configs[n]
     ctl.agents[name].addr = info["addr"]
+    ctl.agents[name].heartbeat = info.get("heartbeat")
     ctl.agents[name].boot_time = float(info.get("boot_time") or 0.0)
     ctl.agents[name].os_boot_time = float(info.get("os_boot_time") or 0.0)
     ctl.agents[name].registered = True

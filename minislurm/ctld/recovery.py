@@ -31,6 +31,7 @@ def recover(ctl: "Controller") -> None:
             continue
         n = st.nodes.index[name]
         ctl.agents[name].addr = data.get("addr")
+        ctl.agents[name].heartbeat = data.get("heartbeat")
         if data.get("reason_user"):
             ctl.agents[name].reason_set = (data["reason_user"], data.get("reason_time") or 0.0)
         if data.get("down"):

@@ -223,6 +223,7 @@ ROUTES: dict[tuple[str, str], dict] = {
     ("DELETE", "/reservations/{name}"): {},
     ("POST", "/agents/register"): {"body": _object({
         "name": NODE_NAME, "addr": _text(300, pattern="^[A-Za-z0-9._:\\[\\]-]+:[0-9]{1,5}$", why="host:port"),
+        "heartbeat": _text(300, null=True, pattern="^[A-Za-z0-9._:\\[\\]-]+:[0-9]{1,5}$", why="host:port"),
         "cpus": _int(0, MAX_COUNT), "memory": _int(0, MAX_MB), "gpus": _int(0, MAX_COUNT),
         "gpu_type": _text(64, null=True, pattern=NO_CONTROL),
         "boot_time": _num(0, MAX_EPOCH, null=True), "os_boot_time": _num(0, MAX_EPOCH, null=True),

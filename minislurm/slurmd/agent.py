@@ -37,7 +37,8 @@ from minislurm.core.patterns import default_output, expand_pattern
 from minislurm.lifecycle import Background
 from minislurm.slurmd import env as slurm_env
 from minislurm.slurmd import spool as spooldir
-from minislurm.slurmd.proc import ProcessSet, reap_orphans
+from minislurm.slurmd.heartbeat import ping_answer
+from minislurm.slurmd.proc import ProcessSet
 from minislurm.slurmd.runs import LocalJob, Runs
 from minislurm.slurmd.spawn import Stdio, identity_for, spawn
 from minislurm.slurmd.usage import Meter
@@ -72,9 +73,6 @@ def _verified(signer: Signer, credential: str, check_expiry: bool) -> dict:
     return claims
 
 
-_last_reaped = [0.0]  # when this process last collected orphans (shared by the nodes it hosts)
-
-
 class NodeAgent:
     def __init__(self, name: str, *, key: bytes, ctld: str, conf: str | None, cpus: int, memory: int,
                  gpus: int, gpu_type: str | None = None, spool: str | Path = "/tmp/minislurm-spool",
@@ -103,15 +101,13 @@ class NodeAgent:
         # virtual nodes: :mod:`minislurm.slurmd.host`), by name.
         self.siblings: dict[str, NodeAgent] = {name: self}
         self.offline = False  # cut off the network (a virtual node's fault): says nothing
+        self.heartbeat_port = 0  # where its process answers pings (minislurm.slurmd.heartbeat)
 
     # -- talking to the controller -----------------------------------------------------
     async def _post(self, path: str, payload: dict) -> dict | None:
         if self.offline:
             return None
         return await self.ctld_rpc.request(f"http://{self.ctld}/api/v1{path}", payload)
-
-    def running_jobs(self) -> list[list[int]]:
-        return [[j.job_id, j.inc] for j in self.runs.live.values() if j.alive()]
 
     async def register(self) -> None:
         """Keep trying until the controller has heard us."""
@@ -121,7 +117,8 @@ class NodeAgent:
                 "name": self.name, "addr": f"{self.addr}:{self.port}", "cpus": self.cpus, "memory": self.memory,
                 "gpus": self.gpus, "gpu_type": self.gpu_type, "boot_time": self.boot_time,
                 "os_boot_time": _os_boot_time(),
-                "jobs": self.running_jobs(), "finished": [[j, i, c, s] for (j, i), (c, s) in self.unreported.items()]})
+                "heartbeat": f"{self.addr}:{self.heartbeat_port}" if self.heartbeat_port else None,
+                **ping_answer(self)})
             if reply and reply.get("ok"):
                 log.info("%s registered with the controller at %s", self.name, self.ctld)
                 return
@@ -319,16 +316,3 @@ class NodeAgent:
         for meter in job.meters.values():
             meter.take()
         return {"steps": {str(k): m.usage.view() for k, m in job.meters.items()}}
-
-    def reap(self) -> None:
-        """Collect orphans, once a second at most for the whole process (its nodes are pinged
-        one by one; each round reads all of /proc)."""
-        now = time.monotonic()
-        if now - _last_reaped[0] >= 1.0:
-            _last_reaped[0] = now
-            reap_orphans(self.tracked())
-
-    def tracked(self) -> set[int]:
-        """The processes asyncio waits for, of every node of this process (an orphan reaped
-        by one node must never be a sibling's task)."""
-        return {p.pid for a in self.siblings.values() for j in a.runs.live.values() for p in j.roots.procs}

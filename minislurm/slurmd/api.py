@@ -13,6 +13,7 @@ from aiohttp import web
 
 from minislurm.common.auth import AuthError
 from minislurm.slurmd import spool as spooldir
+from minislurm.slurmd.heartbeat import ping_answer
 from minislurm.slurmd.proc import become_subreaper
 from minislurm.slurmd.spawn import launcher_python, runs_for_everyone
 from minislurm.slurmd.stdin import take_input
@@ -33,11 +34,9 @@ def make_app(agent: "NodeAgent") -> web.Application:
         except AuthError as exc:
             raise web.HTTPUnauthorized(text=json.dumps({"error": str(exc)}), content_type="application/json")
 
-    async def ping(request):
+    async def ping(request):  # a controller's pings come to the heartbeat's port; this is the node's own
         verify_ctld(request)
-        agent.reap()
-        return web.json_response({"jobs": agent.running_jobs(), "finished": [
-            [j, i, c, s] for (j, i), (c, s) in agent.unreported.items()]})
+        return web.json_response(ping_answer(agent))
 
     async def launch(request):
         verify_ctld(request)

@@ -7,6 +7,9 @@ node with an agent process of its own would; the controller cannot tell them apa
 share is the process, its event loop and its children (the reaping of orphans looks at every
 hosted node's processes, not one node's).
 
+The process answers the controller's pings for all its nodes from one thread of its own
+(:mod:`minislurm.slurmd.heartbeat`), and collects the orphans of all of them once a second.
+
 A single hosted node can fail while its siblings keep running.  The cluster writes the faults
 file (one ``NAME crashed`` or ``NAME cut`` per line) and sends SIGHUP; each host then applies
 the lines that name its nodes:
@@ -29,8 +32,11 @@ from typing import Callable
 
 from aiohttp import web
 
+from minislurm.lifecycle import every
 from minislurm.slurmd.agent import NodeAgent
 from minislurm.slurmd.api import serve
+from minislurm.slurmd.heartbeat import Heartbeat
+from minislurm.slurmd.proc import reap_orphans
 
 log = logging.getLogger("minislurm.slurmd")
 
@@ -53,21 +59,33 @@ class Host:
     def __init__(self, make_agent: Callable[[str], NodeAgent], names: list[str], faults: Path | None = None,
                  ports: dict[str, int] | None = None):
         self.make_agent, self.names, self.faults = make_agent, list(names), faults
-        # The nodes alive now, cut off or not (shared with each agent: its siblings, whose
-        # processes the reaping of orphans must leave alone).
+        # The nodes alive now, cut off or not (shared with each agent: its siblings, and with
+        # the heartbeat thread, which answers for them).
         self.agents: dict[str, NodeAgent] = {}
         self.runners: dict[str, web.AppRunner] = {}  # the reachable ones' servers
         self.ports: dict[str, int] = dict(ports or {})  # a node boots again on the port it had
         self._lock = asyncio.Lock()
+        self.heartbeat: Heartbeat | None = None
+        self._reaper: asyncio.Task | None = None
 
     async def start(self) -> None:
         faults = read_faults(self.faults)
+        self._reaper = asyncio.ensure_future(every(1.0, self.reap, log))
         await asyncio.gather(*(self.boot(name) for name in self.names if name not in faults))
         asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, lambda: asyncio.ensure_future(self.apply()))
+
+    def reap(self) -> None:
+        """Collect exited orphans, never a process asyncio waits for (any hosted node's task)."""
+        reap_orphans({p.pid for a in list(self.agents.values()) for j in a.runs.live.values()
+                      for p in j.roots.procs})
 
     async def boot(self, name: str) -> None:
         agent = self.make_agent(name)
         agent.siblings = self.agents
+        if self.heartbeat is None:  # bound where the node's own port is, so reached the same way
+            self.heartbeat = Heartbeat(self.agents, agent.bind)
+            self.heartbeat.start()  # a few milliseconds: the thread binds its port
+        agent.heartbeat_port = self.heartbeat.port
         self.agents[name] = agent
         await self._listen(agent)
         log.info("slurmd %s listening on %s:%s", name, agent.bind, agent.port)
@@ -113,3 +131,7 @@ class Host:
     async def stop(self) -> None:
         for name in list(self.agents):
             await self.crash(name, "stopped")
+        if self._reaper is not None:
+            self._reaper.cancel()
+        if self.heartbeat is not None:
+            await asyncio.to_thread(self.heartbeat.stop)

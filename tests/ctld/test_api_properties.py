@@ -114,14 +114,14 @@ def test_valid_submissions_never_break_the_controller(tmp_path, caplog):
     config.slurmd_timeout = 10**6  # no agents answer here: on a loaded machine the run outlasts 5 s
     ctl = Controller(config, tmp_path / "state", Signer(b"k" * 32), operators={"root"})
     loop.run_until_complete(ctl.start())
-    for n in range(len(ctl.state.nodes)):
-        ctl.state.nodes.set_responding(n, True)  # nodes take work; launches go nowhere (no agents)
     tally = {"refused": 0, "accepted": 0, "ran": 0}
     rng = random.Random(9)
 
     async def one(body) -> None:
         for agent in ctl.agents.values():  # the nodes answer, however long drawing a case took
             agent.last_response = ctl.clock()
+        for n in range(len(ctl.state.nodes)):  # and take work (launches go nowhere: no agents),
+            ctl.state.nodes.set_responding(n, True)  # whenever the first ping round came
         try:
             body = validate.body(("POST", "/jobs"), body)
         except validate.RequestError:

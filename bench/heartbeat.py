@@ -1,0 +1,97 @@
+"""False node failures under load: a 256 x 8 cluster runs lab 08b's full-size job (240 nodes,
+each task forking ``sleep`` ten times a second) while CPU burners hold the load average near
+the target; nothing crashes, so every node the controller sets DOWN is a false failure.  At the
+end one agent process is killed with SIGKILL and the time until its nodes are DOWN is taken
+(the promise: within SlurmdTimeout + 2 s).
+
+    python bench/heartbeat.py --minutes 10 --burners 6
+
+Prints one JSON object on its last line: false DOWN events (from the controller's log),
+node-seconds seen not responding (sinfo's ``*``), the load averages seen, and the kill -9 figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from minislurm.cluster import LocalCluster
+from minislurm.lab.frontier import TRAIN_SCRIPT
+
+DOWN_LINE = re.compile(r"Nodes (\S+) not responding, setting DOWN")
+
+
+def _burn() -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+
+
+def _nodes(api) -> list[dict]:
+    return api.call("GET", "/nodes")["nodes"]
+
+
+def main(argv: list[str] | None = None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--minutes", type=float, default=10.0)
+    p.add_argument("--burners", type=int, default=6, help="CPU-bound processes beside the job")
+    p.add_argument("--nodes", type=int, default=256)
+    args = p.parse_args(argv)
+    root = Path(tempfile.mkdtemp(prefix="minislurm-heartbeat-"))
+    c = LocalCluster(nodes=args.nodes, gpus_per_node=8, cpus_per_node=32, mem=256_000, dir=root / "cluster")
+    c.up(timeout=120)
+    burners: list[subprocess.Popen] = []
+    try:
+        work = c.workdir()
+        (work / "ckpt").mkdir(exist_ok=True)
+        steps = int(args.minutes * 60 * 10) + 600  # outlasts the measurement
+        (work / "frontier.sbatch").write_text(TRAIN_SCRIPT.format(steps=steps, ckpt=50))
+        r = c.run("sbatch", f"-N{args.nodes - 16}", "frontier.sbatch", cwd=str(work), check=True)
+        job = int(r.stdout.split()[-1])
+        api = c.client()
+        deadline = time.time() + 120
+        while api.call("GET", f"/jobs/{job}")["state"] != "RUNNING":
+            assert time.time() < deadline, "the job did not start"
+            time.sleep(0.5)
+        burners = [_burn() for _ in range(args.burners)]
+        loads, starred = [], 0
+        end = time.time() + args.minutes * 60
+        while time.time() < end:
+            time.sleep(1.0)
+            loads.append(os.getloadavg()[0])
+            starred += sum(1 for n in _nodes(api) if n["state"].endswith("*"))
+        log = (c.dir / "log" / "slurmctld.log").read_text()
+        false_down = sum(len(m.group(1).split(",")) for m in DOWN_LINE.finditer(log))
+        state = api.call("GET", f"/jobs/{job}")
+        # A real kill -9 of one agent process: all the nodes it hosts must go DOWN.
+        unit, hosted = next((u, names) for u, names in c.agents.items() if u in c.procs)
+        killed_at = time.time()
+        os.kill(c.procs[unit].pid, signal.SIGKILL)
+        while not all("down" in n["state"] for n in _nodes(api) if n["name"] in hosted):
+            assert time.time() - killed_at < 60, "the killed agent's nodes never went DOWN"
+            time.sleep(0.1)
+        down_after = time.time() - killed_at
+        timeout = float(str(api.call("GET", "/config")["config"]["SlurmdTimeout"]).split()[0])
+        figures = {"nodes": args.nodes, "minutes": args.minutes, "burners": args.burners,
+                   "load_median": round(statistics.median(loads), 1), "load_max": round(max(loads), 1),
+                   "false_down": false_down, "not_responding_node_seconds": starred,
+                   "job_state": state["state"], "job_restarts": state["restart_count"],
+                   "kill9_nodes": len(hosted), "kill9_down_after_s": round(down_after, 2),
+                   "slurmd_timeout_s": timeout}
+    finally:
+        for b in burners:
+            b.kill()
+        c.down()
+    print(json.dumps(figures))
+    return figures
+
+
+if __name__ == "__main__":
+    main()
