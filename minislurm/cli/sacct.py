@@ -25,9 +25,9 @@ def _selected(selectors: list, record: dict) -> bool:
 
 def parser() -> ArgumentParser:
     p = ArgumentParser(prog="sacct", try_help=False, layout=LAYOUTS["sacct"])
-    p.add_argument("-j", "--jobs", metavar="job(.step)",
-                   help="Only these jobs (comma-separated ids; A_T for an array task, N.step for a step). "
-                        "Without -j, the jobs since -S.")
+    p.add_argument("-j", "--jobs", metavar="job(.step)", action="append",
+                   help="Only these jobs (comma-separated ids; A_T for an array task, N.step for a step; "
+                        "each -j adds to the list). Without -j, the jobs since -S.")
     p.add_argument("-X", "--allocations", action="store_true", help="Only the jobs' own lines, not their steps.")
     p.add_argument("-o", "--format", metavar="fields", help="The fields to print, comma-separated (-e lists them).")
     p.add_argument("-P", "--parsable2", action="store_true", help="Fields split by '|', none at the end.")
@@ -63,7 +63,7 @@ def main(argv: list[str]) -> int:
     elif args.long:
         fields = ["JobID", "JobIDRaw", "JobName", "Partition", "User", "Account", "AllocCPUS", "AllocNodes",
                   "NodeList", "State", "ExitCode", "Submit", "Start", "End", "Elapsed", "Timelimit", "AllocTRES"]
-    selectors = parse_selectors(args.jobs) if args.jobs else None
+    selectors = parse_selectors(",".join(args.jobs)) if args.jobs else None  # every -j counts
     query = {"jobs": base_ids(selectors) if selectors else None, "duplicates": "1" if args.duplicates else None}
     want = set()
     for name in filter(None, (args.state or "").split(",")):  # -s CD,f,RUNNING: codes or names

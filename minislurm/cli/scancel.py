@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import getpass
 import os
-import re
 import signal as _signal
 import sys
 
@@ -18,7 +17,7 @@ from minislurm.cli.helptext import LAYOUTS
 from minislurm.cli.main import ArgumentParser
 from minislurm.client import Client, ClientError
 from minislurm.core.errors import ALREADY_DONE, INVALID_JOB_ID
-from minislurm.core.hostlist import expand
+from minislurm.core.jobids import job_targets
 
 
 def _signum(text: str) -> int:
@@ -33,16 +32,7 @@ def _signum(text: str) -> int:
 
 def _job_ids(words: list[str]) -> list[tuple[str, list[int] | None]]:
     """``12``, ``12_3``, ``12_[1-3]`` -> (text, [array task indices] or None)."""
-    out = []
-    for w in words:
-        m = re.fullmatch(r"(\d+)(?:_(\d+|\[[\d,\-]+\]))?(?:\.\d+)?", w)
-        if not m:
-            raise ValueError(f"Invalid job id {w}")
-        part, tasks = m.group(2), None
-        if part:
-            tasks = [int(h[1:]) for h in expand("x" + part)] if part.startswith("[") else [int(part)]
-        out.append((w, tasks))
-    return out
+    return [(w, job_targets(w)[1]) for w in words]
 
 
 def parser() -> ArgumentParser:
@@ -70,25 +60,28 @@ def main(argv: list[str]) -> int:
         return 1
     client = Client()
     try:
-        ids: list[tuple[str, int]] = []
-        if targets:
-            for text, tasks in targets:
-                base = int(text.split("_")[0].split(".")[0])
-                if tasks is None:
-                    ids.append((text, base))
-                    continue
-                jobs = client.call("GET", "/jobs", query={"ids": str(base)})["jobs"]
-                for j in jobs:
-                    if j["array_job_id"] == base and j["array_task_id"] in tasks:
-                        ids.append((f"{base}_{j['array_task_id']}", j["job_id"]))
+        # (text, job id, array task or None): an array's own id names every task (the
+        # controller's answer to it), ``A_3`` one task, however the controller numbers it.
+        ids: list[tuple[str, int, int | None]] = []
+        for text, tasks in targets:
+            base = int(text.split("_")[0].split(".")[0])
+            ids += [(text, base, None)] if tasks is None else [(f"{base}_{t}", base, t) for t in tasks]
         if args.user or args.state or args.name or args.partition:
             query = {"user": args.user or (getpass.getuser() if not targets else None), "partition": args.partition}
             if args.state:
                 query["states"] = {"PD": "PENDING", "R": "RUNNING"}.get(args.state.upper(), args.state.upper())
             jobs = client.call("GET", "/jobs", query=query)["jobs"]
-            chosen = {(str(j["job_id"]), j["job_id"]) for j in jobs
-                      if j["state"] in ("PENDING", "RUNNING") and (not args.name or j["name"] == args.name)}
-            ids = sorted(chosen | set(ids)) if not targets else [x for x in ids if x in chosen]
+            chosen = [j for j in jobs
+                      if j["state"] in ("PENDING", "RUNNING") and (not args.name or j["name"] == args.name)]
+            if targets:  # only what the ids name and the filters keep: a task at a time
+                named = [j for j in chosen if any(
+                    (task is None and base in (j["job_id"], j["array_job_id"]))
+                    or (task is not None and (base, task) == (j["array_job_id"], j["array_task_id"]))
+                    for _, base, task in ids)]
+            else:
+                named = chosen
+            ids = sorted({(j["display_id"], j["array_job_id"], j["array_task_id"]) if j["array_job_id"] is not None
+                          else (str(j["job_id"]), j["job_id"], None) for j in named}, key=lambda x: (x[1], x[2] or 0))
         if not ids and not targets:
             print("scancel: error: No job identification provided", file=sys.stderr)
             return 1
@@ -97,7 +90,7 @@ def main(argv: list[str]) -> int:
         return 1
     status = 0
     plain = signum is None and not args.batch and not args.full
-    for text, job_id in ids:
+    for text, job_id, task in ids:
         if args.verbose:
             print(f"scancel: Terminating job {text}", file=sys.stderr)
         try:
@@ -106,7 +99,7 @@ def main(argv: list[str]) -> int:
                 default = _signal.SIGKILL if args.batch else _signal.SIGTERM
                 body["signal"] = signum if signum is not None else int(default)
                 body["target"] = "all" if args.full else "batch_scancel" if args.batch else "steps"
-            client.call("POST", f"/jobs/{job_id}/cancel", body)
+            client.call("POST", f"/jobs/{job_id}/cancel", body, query={"task": task})
         except ClientError as exc:
             quiet = plain and str(exc) in (INVALID_JOB_ID, ALREADY_DONE)
             if args.verbose or not quiet:

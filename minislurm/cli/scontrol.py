@@ -8,6 +8,7 @@ import time
 
 from minislurm.client import Client, ClientError
 from minislurm.core.hostlist import HostlistError, compress, expand
+from minislurm.core.jobids import job_targets, split_job_list
 from minislurm.cli.scontrol_resv import NotCreated, report, reservation_fields
 from minislurm.core.timefmt import parse_time_limit
 
@@ -103,22 +104,30 @@ def _show(client: Client, what: str, arg: str | None, oneliner: bool = False, de
 
 
 def _job_action(client: Client, action: str, arg: str) -> int:
+    """hold|uhold|release|requeue|requeuehold of a job list: ``12`` (every task of an array),
+    ``12_3``, ``12_[1-3]``, comma-separated."""
     status = 0
-    for text in arg.split(","):
+    for text in split_job_list(arg):
         try:
-            job_id = int(text.split("_")[0])
-            if action in ("requeue", "requeuehold"):
-                client.call("POST", f"/jobs/{job_id}/requeue", {"hold": action == "requeuehold"})
-            elif action in ("hold", "uhold"):
-                client.call("POST", f"/jobs/{job_id}/hold", {"kind": "user" if action == "uhold" else None})
-            else:
-                client.call("POST", f"/jobs/{job_id}/release")
+            job_id, tasks = job_targets(text)
         except ValueError:
             print(f"Invalid job id specified for job {text}", file=sys.stderr)
             status = 1
-        except ClientError as exc:
-            print(f"{exc} for job {text}", file=sys.stderr)
-            status = 1
+            continue
+        for task in tasks or [None]:
+            try:
+                query = {"task": task}
+                if action in ("requeue", "requeuehold"):
+                    client.call("POST", f"/jobs/{job_id}/requeue", {"hold": action == "requeuehold"}, query=query)
+                elif action in ("hold", "uhold"):
+                    client.call("POST", f"/jobs/{job_id}/hold", {"kind": "user" if action == "uhold" else None},
+                                query=query)
+                else:
+                    client.call("POST", f"/jobs/{job_id}/release", query=query)
+            except ClientError as exc:
+                print(f"{exc} for job {text if task is None or len(tasks) == 1 else f'{job_id}_{task}'}",
+                      file=sys.stderr)
+                status = 1
     return status
 
 
@@ -212,11 +221,21 @@ def main(argv: list[str]) -> int:
                                                       "reason": _lookup(pairs, "reason")})
             elif job:
                 fields = {k: v for k, v in pairs.items() if k.lower() not in ("jobid", "job")}
-                try:
-                    client.call("POST", f"/jobs/{int(job.split('_')[0])}/update", fields)
-                except ClientError as exc:  # scontrol 22.05 words a job's refusal so
-                    print(f"{exc} for job {job}", file=sys.stderr)
-                    return 1
+                status = 0
+                for text in split_job_list(job):
+                    try:
+                        job_id, tasks = job_targets(text)
+                    except ValueError:
+                        print(f"Invalid job id specified for job {text}", file=sys.stderr)
+                        status = 1
+                        continue
+                    for task in tasks or [None]:
+                        try:
+                            client.call("POST", f"/jobs/{job_id}/update", fields, query={"task": task})
+                        except ClientError as exc:  # scontrol 22.05 words a job's refusal so
+                            print(f"{exc} for job {text}", file=sys.stderr)
+                            status = 1
+                return status
             elif part and not resv:
                 return _update_partition(client, part, pairs)
             elif resv:

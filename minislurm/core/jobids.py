@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from minislurm.core.hostlist import expand
+
 _SELECTOR = re.compile(r"(\d+)(?:_(\d+))?(?:\.\S*)?", re.ASCII)
 
 
@@ -33,3 +35,32 @@ def selected(selectors: list[tuple[str, int | None]], job_id: int, array_job_id:
         if task is not None and base == str(array_job_id) and task == array_task_id:
             return True
     return False
+
+
+_TARGET = re.compile(r"(\d+)(?:_(\d+|\[[\d,\-]+\]))?(?:\.\d+)?", re.ASCII)
+
+
+def job_targets(word: str) -> tuple[int, list[int] | None]:
+    """What scancel and scontrol hold|release|requeue|update act on: ``12`` (the job, or every
+    task of array 12), ``12_3`` or ``12_[1-3,7]`` (those tasks) -> (12, None) or (12, [tasks]).
+    Raises ValueError on anything else."""
+    m = _TARGET.fullmatch(word)
+    if not m:
+        raise ValueError(f"Invalid job id {word}")
+    part = m.group(2)
+    if not part:
+        return int(m.group(1)), None
+    return int(m.group(1)), [int(h[1:]) for h in expand("x" + part)] if part.startswith("[") else [int(part)]
+
+
+def split_job_list(text: str) -> list[str]:
+    """``12,13_[1,3]`` -> ``["12", "13_[1,3]"]``: commas inside brackets are a task list's."""
+    out, depth, word = [], 0, ""
+    for ch in text:
+        depth += (ch == "[") - (ch == "]")
+        if ch == "," and depth == 0:
+            out.append(word)
+            word = ""
+        else:
+            word += ch
+    return [w for w in out + [word] if w]

@@ -126,7 +126,8 @@ def _nice(text: str) -> int:
 
 
 async def update_job(ctl: "Controller", user: str, job_id: int, fields: dict) -> None:
-    """``scontrol update JobId=N Key=Value ...`` for TimeLimit, Nice, Name, Partition, NumNodes."""
+    """``scontrol update JobId=N Key=Value ...`` for TimeLimit, Nice, Name, Partition, NumNodes
+    and ArrayTaskThrottle (one task's update changes its array's throttle: every task has it)."""
     import math
 
     from minislurm.core.timefmt import parse_time_limit
@@ -166,10 +167,19 @@ async def update_job(ctl: "Controller", user: str, job_id: int, fields: dict) ->
             if value not in ctl.state.partitions:
                 raise SlurmError(errors.INVALID_PARTITION)
             changes["partition"] = value
+        elif k == "arraytaskthrottle":  # the array's %N: 0 lifts it; a job not of an array ignores it
+            if not re.fullmatch(r"[0-9]{1,9}", value.strip()):
+                raise SlurmError(errors.BAD_TASK_COUNT)
+            if job.array_job_id is not None:
+                changes["array_max_running"] = int(value) or None
         else:
             raise SlurmError(f"Update of this parameter is not supported: {key}")
     for k, v in changes.items():
         setattr(job, k, v)
+    if "array_max_running" in changes:
+        for task_id in ctl.state.array_tasks[job.array_job_id]:
+            ctl.state.jobs[task_id].array_max_running = changes["array_max_running"]
+            ctl.save_job(ctl.state.jobs[task_id])
     if "time_limit" in changes and job.state is JobState.RUNNING:
         ctl.running.arm_timers(job, ctl.clock())
     if "nice" in changes and job.state is JobState.PENDING:

@@ -8,7 +8,7 @@ import json
 from aiohttp import web
 
 from minislurm.core.states import JobState
-from minislurm.ctld import actions, admission, steps
+from minislurm.ctld import actions, admission, steps, targets
 from minislurm.ctld.controller import Controller
 from minislurm.ctld.edge import BODY, CTL, PATH, QUERY, USER
 from minislurm.ctld.present import full_job, job_columns
@@ -22,6 +22,12 @@ def _ctl(request: web.Request) -> Controller:
 
 def _job_id(request: web.Request) -> int:
     return request[PATH]["job_id"]
+
+
+def _task(request: web.Request) -> int | None:
+    """``?task=N``: the action is on task N of array ``job_id`` alone (``scancel 12_3``);
+    without it an array's id names every task (see :mod:`minislurm.ctld.targets`)."""
+    return request[QUERY].get("task")
 
 
 async def submit(request: web.Request) -> web.Response:
@@ -94,31 +100,37 @@ async def wait_job(request: web.Request) -> web.Response:
 
 async def cancel(request: web.Request) -> web.Response:
     ctl, body = _ctl(request), request[BODY]
-    await actions.cancel(ctl, request[USER], ctl.ids_of(request[USER], body.get("uid", 0), 0)[0],
-                         _job_id(request),
-                         body.get("signal"), body.get("target"))
+    uid = ctl.ids_of(request[USER], body.get("uid", 0), 0)[0]
+    await targets.each(ctl, _job_id(request), _task(request), lambda job: actions.cancel(
+        ctl, request[USER], uid, job.job_id, body.get("signal"), body.get("target")))
     return web.json_response({"ok": True})
 
 
 async def requeue(request: web.Request) -> web.Response:
-    body = request[BODY]
-    await actions.requeue(_ctl(request), request[USER], _job_id(request), bool(body.get("hold")))
+    ctl, body = _ctl(request), request[BODY]
+    await targets.each(ctl, _job_id(request), _task(request), lambda job: actions.requeue(
+        ctl, request[USER], job.job_id, bool(body.get("hold"))))
     return web.json_response({"ok": True})
 
 
 async def hold(request: web.Request) -> web.Response:
-    body = request[BODY]
-    await actions.hold(_ctl(request), request[USER], _job_id(request), body.get("kind"))
+    ctl, body = _ctl(request), request[BODY]
+    await targets.each(ctl, _job_id(request), _task(request), lambda job: actions.hold(
+        ctl, request[USER], job.job_id, body.get("kind")))
     return web.json_response({"ok": True})
 
 
 async def release(request: web.Request) -> web.Response:
-    await actions.release(_ctl(request), request[USER], _job_id(request))
+    ctl = _ctl(request)
+    await targets.each(ctl, _job_id(request), _task(request), lambda job: actions.release(
+        ctl, request[USER], job.job_id))
     return web.json_response({"ok": True})
 
 
 async def update_job(request: web.Request) -> web.Response:
-    await actions.update_job(_ctl(request), request[USER], _job_id(request), request[BODY])
+    ctl = _ctl(request)
+    await targets.each(ctl, _job_id(request), _task(request), lambda job: actions.update_job(
+        ctl, request[USER], job.job_id, request[BODY]))
     return web.json_response({"ok": True})
 
 

@@ -75,6 +75,8 @@ EXIT_CODE = _int(0, 255)
 UID = _slurm(_int(0, MAX_U32), errors.USER_ID_MISSING)
 NODE_COUNT = _slurm(_int(0, MAX_U32, null=True), errors.INVALID_NODE_COUNT)
 TASK_COUNT = _slurm(_int(1, MAX_COUNT, null=True), errors.BAD_TASK_COUNT)
+# ``?task=N``: one task of the array the path's id names (without it, every task)
+ARRAY_TASK = {"task": _slurm(_int(0, MAX_U32), errors.INVALID_JOB_ID)}
 NODE_LIST = _slurm(_list(NODE_NAME, MAX_NODES, null=True), errors.INVALID_NODE_NAME)
 TIME_LIMIT = _slurm({"anyOf": [{"type": "number", "exclusiveMinimum": 0, "maximum": MAX_MINUTES},
                                {"const": "INFINITE"}, {"type": "null"}],
@@ -177,18 +179,20 @@ ROUTES: dict[tuple[str, str], dict] = {
     ("GET", "/jobs/{job_id}"): {},
     ("GET", "/jobs/{job_id}/wait"): {"query": {
         "until": {"enum": ["start", "end"], "description": "start or end"}, "timeout": _num(0, 300)}},
-    ("POST", "/jobs/{job_id}/cancel"): {"body": _object({
+    ("POST", "/jobs/{job_id}/cancel"): {"query": ARRAY_TASK, "body": _object({
         "uid": UID, "signal": SIGNAL,
         "target": {"enum": ["steps", "batch_scancel", "all", None],
                    "description": "steps, batch_scancel or all"}})},
-    ("POST", "/jobs/{job_id}/requeue"): {"body": _object({"hold": {"type": "boolean"}})},
-    ("POST", "/jobs/{job_id}/hold"): {"body": _object({"kind": {"enum": ["user", "admin", None],
-                                                                "description": "user or admin"}})},
-    ("POST", "/jobs/{job_id}/release"): {"body": NONE}, ("POST", "/jobs/{job_id}/alive"): {"body": NONE},
-    ("POST", "/jobs/{job_id}/update"): {"body": {
+    ("POST", "/jobs/{job_id}/requeue"): {"query": ARRAY_TASK, "body": _object({"hold": {"type": "boolean"}})},
+    ("POST", "/jobs/{job_id}/hold"): {"query": ARRAY_TASK, "body": _object({
+        "kind": {"enum": ["user", "admin", None], "description": "user or admin"}})},
+    ("POST", "/jobs/{job_id}/release"): {"query": ARRAY_TASK, "body": NONE},
+    ("POST", "/jobs/{job_id}/alive"): {"body": NONE},
+    ("POST", "/jobs/{job_id}/update"): {"query": ARRAY_TASK, "body": {
         "type": "object", "maxProperties": 16, "propertyNames": {"maxLength": 64},
         "additionalProperties": _text(MAX_NAME),
-        "description": "scontrol update Key=Value pairs: TimeLimit, Nice, Name/JobName, Partition"}},
+        "description": "scontrol update Key=Value pairs: TimeLimit, Nice, Name/JobName, Partition, NumNodes, "
+                       "ArrayTaskThrottle"}},
     ("POST", "/jobs/{job_id}/complete"): {"body": _object({
         "uid": UID, "exit_code": EXIT_CODE, "signal": _int(0, 64)})},
     ("POST", "/jobs/{job_id}/steps"): {"body": _object({

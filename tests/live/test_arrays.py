@@ -1,0 +1,109 @@
+"""Arrays act as arrays through the real commands (issue 22, item 3): a bare array id names every
+task for scancel and scontrol hold|release|requeue|update, ``A_N`` one task, ``scontrol update
+ArrayTaskThrottle`` changes the %N of the array, and every ``sacct -j`` counts."""
+
+from __future__ import annotations
+
+import pytest
+
+from livekit import TERMINAL, until
+
+pytestmark = pytest.mark.live
+
+
+def _tasks(live, array: int) -> list[dict]:
+    """The array's tasks in task order, as the controller has them."""
+    jobs = live.api.call("GET", "/jobs", query={"ids": str(array)})["jobs"]
+    return sorted((j for j in jobs if j["array_job_id"] == array), key=lambda j: j["array_task_id"])
+
+
+def _array(live, *argv: str) -> int:
+    out = live.run("sbatch", "--parsable", *argv)
+    assert out.returncode == 0, out.stderr
+    return int(out.stdout.split(";")[0])
+
+
+def test_scancel_of_the_array_id_cancels_running_and_pending_tasks(live):
+    live.reset()
+    array = _array(live, "--array=1-10", "--exclusive", "--wrap", "sleep 300")
+    until(lambda: sum(t["state"] == "RUNNING" for t in _tasks(live, array)) == 2, 30, "two tasks to run")
+    r = live.run("scancel", str(array))
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    until(lambda: all(t["state"] in TERMINAL for t in _tasks(live, array)), 30, "every task to end")
+    assert [t["state"] for t in _tasks(live, array)] == ["CANCELLED"] * 10
+    until(lambda: live.run("squeue", "-h", "-j", str(array)).stdout == "", 30, "the array to leave squeue")
+
+
+def test_scancel_of_one_task_and_of_a_range_leaves_the_others(live):
+    live.reset()
+    array = _array(live, "--array=1-5", "--begin=now+1hour", "--wrap", "true")
+    assert live.run("scancel", f"{array}_2").returncode == 0
+    assert live.run("scancel", f"{array}_[4-5]").returncode == 0
+    assert [t["state"] for t in _tasks(live, array)] == ["PENDING", "CANCELLED", "PENDING", "CANCELLED",
+                                                          "CANCELLED"]
+    assert live.run("scancel", str(array)).returncode == 0
+    assert {t["state"] for t in _tasks(live, array)} == {"CANCELLED"}
+
+
+def test_scontrol_hold_release_and_update_of_the_array_id_change_every_task(live):
+    live.reset()
+    array = _array(live, "--array=1-4", "--begin=now+1hour", "-t", "10", "--wrap", "true")
+
+    def squeue(*fmt):
+        return live.run("squeue", "-h", "-j", str(array), *fmt).stdout
+
+    r = live.run("scontrol", "hold", str(array))
+    assert (r.returncode, r.stderr) == (0, "")
+    assert squeue("-o", "%i %T %r") == f"{array}_[1-4] PENDING JobHeldAdmin\n"
+    assert live.run("scontrol", "release", str(array)).returncode == 0
+    assert squeue("-o", "%i %T %r") == f"{array}_[1-4] PENDING BeginTime\n"
+    assert live.run("scontrol", "update", f"JobId={array}", "TimeLimit=5").returncode == 0
+    assert squeue("-r", "-o", "%i %l") == "".join(f"{array}_{i} 5:00\n" for i in range(1, 5))
+    r = live.run("scontrol", "update", f"JobId={array}", "ArrayTaskThrottle=2")
+    assert (r.returncode, r.stderr) == (0, "")
+    assert squeue("-o", "%i") == f"{array}_[1-4%2]\n"
+    assert "ArrayTaskThrottle=2 " in live.run("scontrol", "show", "job", str(array)).stdout
+    assert live.run("scontrol", "hold", f"{array}_3").returncode == 0  # one task alone
+    assert sorted(squeue("-r", "-o", "%i %r").splitlines()) == [
+        f"{array}_1 BeginTime", f"{array}_2 BeginTime", f"{array}_3 JobHeldAdmin", f"{array}_4 BeginTime"]
+    assert live.run("scancel", str(array)).returncode == 0
+
+
+def test_a_raised_array_task_throttle_lets_more_tasks_run(live):
+    live.reset()
+    array = _array(live, "--array=1-4%1", "--wrap", "sleep 300")
+    until(lambda: sum(t["state"] == "RUNNING" for t in _tasks(live, array)) == 1, 30, "the first task")
+    r = live.run("scontrol", "update", f"JobId={array}", "ArrayTaskThrottle=3")
+    assert (r.returncode, r.stderr) == (0, "")
+    until(lambda: sum(t["state"] == "RUNNING" for t in _tasks(live, array)) == 3, 30, "three tasks")
+    r = live.run("scontrol", "update", f"JobId={array}", "ArrayTaskThrottle=-1")
+    assert (r.returncode, r.stderr) == (1, f"Task count specification invalid for job {array}\n")
+    assert live.run("scancel", str(array)).returncode == 0
+
+
+def test_scontrol_requeue_of_the_array_id_requeues_every_running_task(live):
+    live.reset()
+    array = _array(live, "--array=1-2", "--exclusive", "--wrap", "sleep 300")
+    until(lambda: [t["state"] for t in _tasks(live, array)] == ["RUNNING"] * 2, 30, "both tasks to run")
+    r = live.run("scontrol", "requeue", str(array))
+    assert (r.returncode, r.stderr) == (0, "")
+    until(lambda: [t["restart_count"] for t in _tasks(live, array)] == [1, 1], 30, "both tasks to be requeued")
+    assert live.run("scancel", str(array)).returncode == 0
+
+
+def test_sacct_takes_every_j_and_comma_lists(live):
+    live.reset()
+    jobs = [live.sbatch("--wrap", "true") for _ in range(3)]
+    for j in jobs:
+        live.wait(j)
+    until(lambda: all(live.acct(j) and live.acct(j)[0]["end"] for j in jobs), 30, "the records")
+
+    def sacct(*argv):
+        r = live.run("sacct", "-X", "-n", "-P", "-o", "JobID,State", *argv)
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+
+    a, b, c = (str(j) for j in jobs)
+    assert sacct("-j", a, "-j", b, "-j", c) == f"{a}|COMPLETED\n{b}|COMPLETED\n{c}|COMPLETED\n"
+    assert sacct("-j", f"{a},{b}") == f"{a}|COMPLETED\n{b}|COMPLETED\n"
+    assert sacct("--jobs", a, f"--jobs={c}") == f"{a}|COMPLETED\n{c}|COMPLETED\n"
