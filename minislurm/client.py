@@ -4,7 +4,8 @@ Every command pays for what it imports before it can do anything, and ``sbatch``
 a few tens of milliseconds, so this speaks the little HTTP/1.1 it needs over a plain socket
 (a JSON body with Content-Length, keep-alive) instead of importing http.client, which pulls in
 the email and ssl packages.
-The controller is found through ``$SLURM_CONF`` (else ``~/.minislurm/cluster/slurm.conf``):
+The controller is found through ``$SLURM_CONF`` (else ``~/.minislurm/cluster/slurm.conf``, else
+``/etc/slurm/slurm.conf``):
 its ``SlurmctldHost=name(addr)`` and ``SlurmctldPort``.  As Slurm's commands do, a client that
 cannot connect tries again once a second for ``MessageTimeout`` seconds (10 unless slurm.conf
 says otherwise), so a command typed while the controller restarts waits for it.  The token is
@@ -35,8 +36,17 @@ class ClientError(Exception):
         self.status = status
 
 
+SYSTEM_CONF = Path("/etc/slurm/slurm.conf")  # where Slurm's commands look without $SLURM_CONF
+
+
 def conf_path() -> Path:
-    return Path(os.environ.get("SLURM_CONF") or DEFAULT_DIR / "slurm.conf")
+    """``$SLURM_CONF``, else the user's own cluster, else the machine's (``/etc/slurm``, as a
+    docker cluster's login node has it): a tool that starts commands with a cleaned
+    environment still finds the cluster, as it finds a real Slurm's."""
+    if os.environ.get("SLURM_CONF"):
+        return Path(os.environ["SLURM_CONF"])
+    own = DEFAULT_DIR / "slurm.conf"
+    return SYSTEM_CONF if not own.exists() and SYSTEM_CONF.exists() else own
 
 
 def _read_conf(path: Path) -> dict[str, str]:

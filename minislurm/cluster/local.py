@@ -111,7 +111,11 @@ class LocalCluster(Cluster):
     def _write_shims(self) -> None:
         for name in COMMANDS:
             shim = self.dir / "bin" / name
-            shim.write_text(f"#!{sys.executable}\nimport sys\nfrom minislurm.cli.main import main\n"
+            # A cluster's own commands find it however they are started (a tool may clear SLURM_*
+            # or give no environment at all); an explicit SLURM_CONF still wins.
+            shim.write_text(f"#!{sys.executable}\nimport os, sys\n"
+                            f"os.environ.setdefault('SLURM_CONF', {str(self.conf_path)!r})\n"
+                            f"from minislurm.cli.main import main\n"
                             f"sys.exit(main([{name!r}, *sys.argv[1:]]))\n")
             shim.chmod(0o755)
 
