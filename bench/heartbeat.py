@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from minislurm.cluster import LocalCluster
+from minislurm.core.hostlist import expand
 from minislurm.lab.frontier import TRAIN_SCRIPT
 
 DOWN_LINE = re.compile(r"Nodes (\S+) not responding, setting DOWN")
@@ -66,9 +67,9 @@ def main(argv: list[str] | None = None) -> dict:
         while time.time() < end:
             time.sleep(1.0)
             loads.append(os.getloadavg()[0])
-            starred += sum(1 for n in _nodes(api) if n["state"].endswith("*"))
+            starred += sum(1 for n in _nodes(api) if "NOT_RESPONDING" in n["flags"])
         log = (c.dir / "log" / "slurmctld.log").read_text()
-        false_down = sum(len(m.group(1).split(",")) for m in DOWN_LINE.finditer(log))
+        false_down = sum(len(expand(m.group(1))) for m in DOWN_LINE.finditer(log))
         state = api.call("GET", f"/jobs/{job}")
         # A real kill -9 of one agent process: all the nodes it hosts must go DOWN.
         unit, hosted = next((u, names) for u, names in c.agents.items() if u in c.procs)
