@@ -8,6 +8,7 @@ import sys
 import time
 from datetime import datetime
 
+from minislurm.cli.fmt import json_out
 from minislurm.cli.fmt.sacct import field_list, format_records
 from minislurm.cli.helptext import LAYOUTS
 from minislurm.cli.main import ArgumentParser
@@ -45,6 +46,7 @@ def parser() -> ArgumentParser:
     p.add_argument("-l", "--long", action="store_true", help="Many more fields per line.")
     p.add_argument("-e", "--helpformat", action="store_true", help="List the fields -o accepts.")
     p.add_argument("--name", metavar="names", help="Only jobs with these names.")
+    json_out.add_options(p)
     return p
 
 
@@ -85,8 +87,9 @@ def main(argv: list[str]) -> int:
         query["user"] = args.user
     elif not (args.allusers or args.jobs or os.geteuid() == 0):
         query["user"] = me
+    client = Client()
     try:
-        records = Client().call("GET", "/acct", query=query)["records"]
+        records = client.call("GET", "/acct", query=query)["records"]
     except (ClientError, ValueError) as exc:
         print(f"sacct: error: {exc}", file=sys.stderr)
         return 1
@@ -100,6 +103,10 @@ def main(argv: list[str]) -> int:
         names = set(args.name.split(","))
         jobs = {(r["job_id"], r.get("restart")) for r in records if r["step"] is None and r["name"] in names}
         records = [r for r in records if (r["job_id"], r.get("restart")) in jobs]
+    if args.json or args.yaml:  # the same selection, as 22.05's openapi/dbv0.0.38 prints it
+        doc = json_out.sacct_document(records, cluster=json_out.cluster_name(client), now=now)
+        sys.stdout.write(json_out.dump(doc, args.yaml))
+        return 0
     try:
         text = format_records(records, fields=fields, parsable2=args.parsable2, parsable=args.parsable,
                               noheader=args.noheader, now=now)

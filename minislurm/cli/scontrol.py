@@ -35,7 +35,17 @@ def _emit(records: list[str], oneliner: bool) -> None:
     sys.stdout.write("".join(one_line(r) if oneliner else r for r in records))
 
 
-def _show(client: Client, what: str, arg: str | None, oneliner: bool = False, details: bool = False) -> int:
+def _document(doc: dict, kind: str) -> int:
+    from minislurm.cli.fmt import json_out
+    sys.stdout.write(json_out.dump(doc, kind == "yaml"))
+    return 0
+
+
+def _show(client: Client, what: str, arg: str | None, oneliner: bool = False, details: bool = False,
+          as_doc: str | None = None) -> int:
+    """``as_doc`` ("json"/"yaml"): job, node and partition records as slurmrestd's v0.0.38
+    documents (minislurm's: scontrol's --json came in 23.02; see :mod:`minislurm.cli.fmt.json_out`)."""
+    from minislurm.cli.fmt import json_out
     from minislurm.cli.fmt import scontrol as fmt
     from minislurm.cli.fmt import scontrol_nodes as fmt_nodes
     kind = what.lower()
@@ -57,6 +67,8 @@ def _show(client: Client, what: str, arg: str | None, oneliner: bool = False, de
         if arg and not jobs:
             print("slurm_load_jobs error: Invalid job id specified", file=sys.stderr)
             return 1
+        if as_doc:
+            return _document(json_out.jobs_document(jobs, cluster=json_out.cluster_name(client)), as_doc)
         if not jobs:
             print("No jobs in the system")
             return 0
@@ -71,6 +83,8 @@ def _show(client: Client, what: str, arg: str | None, oneliner: bool = False, de
             if not nodes:
                 print(f"Node {arg} not found", file=sys.stderr)
                 return 1
+        if as_doc:
+            return _document(json_out.nodes_document(nodes), as_doc)
         _emit([fmt_nodes.show_node(n) for n in nodes], oneliner)
         return 0
     if kind in ("partition", "partitions"):
@@ -81,6 +95,8 @@ def _show(client: Client, what: str, arg: str | None, oneliner: bool = False, de
                 print(f"Partition {arg} not found", file=sys.stderr)
                 return 1
         nodes = client.call("GET", "/nodes")["nodes"]  # their memory makes the partition's TRES
+        if as_doc:
+            return _document(json_out.partitions_document(parts, nodes), as_doc)
         _emit([fmt_nodes.show_partition(p, nodes) for p in parts], oneliner)
         return 0
     if kind in ("config",):
@@ -160,10 +176,12 @@ def parser():
             ("-F", "--future", False, "include FUTURE nodes (not modelled)"),
             ("--hide", False, "leave out hidden partitions"), ("--local", False, "this cluster only"),
             ("-M", "--cluster", "--clusters", True, "talk to this cluster (not modelled)"),
+            ("--json", False, "show job|node|partition as JSON (slurmrestd's form)"),
             ("-o", "--oneliner", False, "one line per record"), ("-Q", "--quiet", False, "errors only"),
             ("--sibling", False, "a federation's sibling jobs (not modelled)"),
             ("-u", "--uid", True, "update as this user (not modelled)"),
-            ("-v", "--verbose", False, "say more")]:
+            ("-v", "--verbose", False, "say more"),
+            ("--yaml", False, "show job|node|partition as YAML (slurmrestd's form)")]:
         p.add_argument(*names, action="store" if value else "store_true", help=text)
     return p
 
@@ -180,7 +198,9 @@ def main(argv: list[str]) -> int:
     # options anywhere, as getopt allows: -o one line per record, -d details
     oneliner = any(a in ("-o", "--oneliner") for a in argv)
     details = any(a in ("-d", "--details") for a in argv)
-    argv = [a for a in argv if a not in ("-o", "--oneliner", "-d", "--details")]
+    # --json/--yaml before the command (as Slurm's getopt reads them) or after it
+    as_doc = "yaml" if "--yaml" in argv else "json" if "--json" in argv else None
+    argv = [a for a in argv if a not in ("-o", "--oneliner", "-d", "--details", "--json", "--yaml")]
     if not argv or argv[0].lower() in ("help", "version"):  # without a command Slurm's reads them from stdin
         sys.stdout.write(p.answer(argv[0].lower() if argv else "help"))
         return 0 if argv else 1
@@ -193,7 +213,7 @@ def main(argv: list[str]) -> int:
             if not rest:
                 print("scontrol: error: too few arguments for keyword:show", file=sys.stderr)
                 return 1
-            return _show(client, rest[0], rest[1] if len(rest) > 1 else None, oneliner, details)
+            return _show(client, rest[0], rest[1] if len(rest) > 1 else None, oneliner, details, as_doc)
         if cmd in ("requeue", "requeuehold", "hold", "uhold", "release"):
             if not rest:
                 print(f"scontrol: error: too few arguments for keyword:{cmd}", file=sys.stderr)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 
+from minislurm.cli.fmt import json_out
 from minislurm.cli.fmt.sinfo import format_partitions
 from minislurm.cli.helptext import LAYOUTS
 from minislurm.cli.main import ArgumentParser
@@ -24,6 +25,7 @@ def parser() -> ArgumentParser:
     p.add_argument("-n", "--nodes", metavar="NODES", help="only these nodes (a hostlist)")
     p.add_argument("-e", "--exact", action="store_true", help="group only identical nodes")
     p.add_argument("-t", "--states", metavar="node_state", help="only nodes in these states")
+    json_out.add_options(p)
     return p
 
 
@@ -31,6 +33,14 @@ def main(argv: list[str]) -> int:
     p = parser()
     args = p.parse_args(argv)
     client = Client()
+    if args.json or args.yaml:  # every node, whatever the filters (22.05 ignores them here)
+        try:
+            nodes = client.call("GET", "/nodes")["nodes"]
+        except ClientError as exc:
+            print(f"slurm_load_node: {exc}", file=sys.stderr)
+            return 1
+        sys.stdout.write(json_out.dump(json_out.nodes_document(nodes), args.yaml))
+        return 0
     try:
         parts = client.call("GET", "/partitions")["partitions"]
         nodes = client.call("GET", "/nodes")["nodes"]

@@ -6,6 +6,7 @@ import sys
 import time
 from itertools import repeat
 
+from minislurm.cli.fmt import json_out
 from minislurm.cli.fmt.squeue import format_jobs, job_fields, view_keys
 from minislurm.cli.helptext import LAYOUTS
 from minislurm.cli.main import ArgumentParser
@@ -52,12 +53,28 @@ def parser() -> ArgumentParser:
     p.add_argument("-a", "--all", action="store_true", help="include hidden partitions' jobs")
     p.add_argument("-i", "--iterate", type=float, metavar="seconds", help="repeat every so many seconds")
     p.add_argument("-n", "--name", metavar="job_name(s)", help="only jobs with these names")
+    json_out.add_options(p)
     return p
+
+
+def _document(yaml: bool) -> int:
+    """``--json``/``--yaml``: every job the controller holds, as 22.05 prints them (its filters
+    do not apply: :mod:`minislurm.cli.fmt.json_out`)."""
+    client = Client()
+    try:
+        jobs = client.call("GET", "/jobs")["jobs"]
+    except ClientError as exc:
+        print(f"slurm_load_jobs error: {exc}", file=sys.stderr)
+        return 1
+    sys.stdout.write(json_out.dump(json_out.jobs_document(jobs, cluster=json_out.cluster_name(client)), yaml))
+    return 0
 
 
 def main(argv: list[str]) -> int:
     p = parser()
     args = p.parse_args(argv)
+    if args.json or args.yaml:
+        return _document(args.yaml)
     try:
         states = _states(args.states) if args.states else DEFAULT_STATES
         _, fields = job_fields(args.format, long=args.long, start=args.start, long_format=args.Format)

@@ -6,6 +6,7 @@ import getpass
 import sys
 from types import SimpleNamespace
 
+from minislurm.cli.fmt import json_out
 from minislurm.cli.fmt.sshare import format_sshare
 from minislurm.cli.helptext import LAYOUTS
 from minislurm.cli.main import ArgumentParser
@@ -20,17 +21,23 @@ def parser() -> ArgumentParser:
     p.add_argument("-u", "--users", metavar="users", help="these users (comma-separated)")
     p.add_argument("-P", "--parsable2", action="store_true", help="fields split by '|', none at the end")
     p.add_argument("-p", "--parsable", action="store_true", help="fields split by '|', one at the end")
+    json_out.add_options(p)
     return p
 
 
 def main(argv: list[str]) -> int:
     p = parser()
     args = p.parse_args(argv)
+    client = Client()
     try:
-        reply = Client().call("GET", "/shares")
+        reply = client.call("GET", "/shares")
     except ClientError as exc:
         print(f"sshare: error: {exc}", file=sys.stderr)
         return 1
+    if args.json or args.yaml:  # minislurm's (sshare has no --json in 22.05): every row
+        doc = json_out.sshare_document(reply["shares"], reply.get("parents"), cluster=json_out.cluster_name(client))
+        sys.stdout.write(json_out.dump(doc, args.yaml))
+        return 0
     rows = [SimpleNamespace(**r) for r in reply["shares"]]
     users = args.users.split(",") if args.users else [getpass.getuser()]
     sys.stdout.write(format_sshare(rows, all_users=args.all, noheader=args.noheader, parents=reply.get("parents"),
