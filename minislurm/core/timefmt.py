@@ -122,7 +122,8 @@ def parse_begin(text: str, now: float) -> float:
         when = base.replace(hour=int(m.group(1)), minute=int(m.group(2)),
                             second=int(m.group(3) or 0), microsecond=0)
         return (when + timedelta(days=1) if when.timestamp() <= now else when).timestamp()
-    m = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})(?:t(\d{1,2}):(\d{2})(?::(\d{2}))?)?", s)
+    # The date and the time may be parted by T, a space or a dash (torchx: -S1970-01-01-00:00:01).
+    m = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})(?:[t -](\d{1,2}):(\d{2})(?::(\d{2}))?)?", s)
     if m:
         y, mo, d, h, mi, se = (int(g) if g else 0 for g in m.groups())
         return datetime(y, mo, d, h, mi, se).timestamp()

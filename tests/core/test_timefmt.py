@@ -76,3 +76,11 @@ def test_day_format_round_trip(d, h, m, s):
     assert parse_time_limit(text) == expected
     if total:
         assert parse_time_limit(format_duration(total)) == math.ceil(total / 60)
+
+
+def test_a_date_and_time_parted_by_a_dash_or_space_as_torchx_sends_it():
+    """torchx lists jobs with ``sacct --json -S1970-01-01-00:00:01``; Slurm takes a dash (or a
+    blank) between the date and the time as it takes a ``T``."""
+    at = datetime(1970, 1, 1, 0, 0, 1).timestamp()
+    assert parse_begin("1970-01-01-00:00:01", 0) == parse_begin("1970-01-01T00:00:01", 0) == at
+    assert parse_begin("2026-12-03 10:30", 0) == datetime(2026, 12, 3, 10, 30).timestamp()
