@@ -41,7 +41,7 @@ async def serve(conf: Path, port: int | None = None, ready_file: Path | None = N
     # personal cluster runs every job as its owner, whatever name a token gives.
     ctl = Controller(cfg, settings.state_dir, Signer(load_key(settings.key_file)),
                      operators=settings.operators | {getpass.getuser()} | admins, accounts_file=accounts,
-                     check_users=os.geteuid() == 0)
+                     check_users=os.geteuid() == 0, super_users=settings.operators)
     await ctl.start()
     runner = web.AppRunner(make_app(ctl), access_log=None, shutdown_timeout=1.0)
     await runner.setup()
