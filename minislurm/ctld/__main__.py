@@ -4,7 +4,8 @@ It reads slurm.conf (``--conf`` or ``$SLURM_CONF``), takes its address from Slur
 SlurmctldPort, its JWT key from ``AuthAltParameters=jwt_key=...`` and its state directory from
 StateSaveLocation, then serves until SIGTERM/SIGINT.  An ``accounts.conf`` beside slurm.conf
 (what slurmdbd's associations hold for real Slurm) gives the fair-share tree and the users whose
-AdminLevel makes them operators; it is read when the controller starts.
+AdminLevel makes them operators; it is read when the controller starts (a broken one stops it) and
+again whenever it changes (so `cluster add-users` needs no restart).
 """
 
 from __future__ import annotations

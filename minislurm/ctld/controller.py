@@ -67,7 +67,7 @@ class Controller:
         self.releases = Releases()  # the running jobs' side of the backfill plan, likewise
         self.store = Store(state_dir)
         self.signer = signer
-        self.operators = set(operators) | {"root"}
+        self._operators = set(operators) | {"root"}
         self.clock = clock
         self.live: dict[int, Live] = {}
         self.agents: dict[str, Agent] = {n.name: Agent() for n in config.nodes}
@@ -314,6 +314,12 @@ class Controller:
                 log.error("accounts.conf not read again, the last one kept: %s", exc)
         return self._associations
 
+    @property
+    def operators(self) -> set[str]:
+        """root, SlurmUser, the daemon's user, and AdminLevel Operator/Administrator in
+        accounts.conf (as it is now: a new operator needs no restart)."""
+        return self._operators | self.associations().operators()
+
     def requester(self, user: str, submitter: str | None = None) -> Requester:
         """``user`` as the access rules (:mod:`minislurm.sched.access`) see them: their privileges
         (those of ``submitter`` when root submits for them), Unix groups and associations.
@@ -321,7 +327,7 @@ class Controller:
         tree = self.associations()
         asker = submitter or user
         accounts = tuple(tree.accounts_of(user)) or (("root",) if user == "root" else ())
-        return Requester(user, operator=asker in self.operators or asker in tree.operators(),
+        return Requester(user, operator=asker in self.operators,
                          super_user=asker in self.super_users, groups=_groups(user), accounts=accounts)
 
     def job_owner(self, user: str, uid: str | None) -> str:
