@@ -188,7 +188,8 @@ ROUTES: dict[tuple[str, str], dict] = {
     ("POST", "/jobs/{job_id}/update"): {"body": {
         "type": "object", "maxProperties": 16, "propertyNames": {"maxLength": 64},
         "additionalProperties": _text(MAX_NAME),
-        "description": "scontrol update Key=Value pairs: TimeLimit, Nice, Name/JobName, Partition"}},
+        "description": "scontrol update Key=Value pairs: TimeLimit, Nice, Name/JobName, Partition, Account, "
+                       "NumNodes"}},
     ("POST", "/jobs/{job_id}/complete"): {"body": _object({
         "uid": UID, "exit_code": EXIT_CODE, "signal": _int(0, 64)})},
     ("POST", "/jobs/{job_id}/steps"): {"body": _object({
