@@ -97,6 +97,10 @@ def main(argv: list[str]) -> int:
     except OptionError as exc:
         print(exc.text, file=sys.stderr)
         return exc.exit_code
+    for name in ("uid", "gid"):  # sbatch's own check; the controller checks the token's user too
+        if name in spec.extra and os.getuid() != 0:
+            print(f"sbatch: error: --{name} only permitted by root user", file=sys.stderr)
+            return 1
     if spec.wrap is not None:
         script = wrap_script(spec.wrap)
     client = Client()

@@ -53,7 +53,8 @@ def _settings(text: str) -> dict:
 
 
 def render_conf(env: dict) -> str:
-    """slurm.conf for the nodes ``NODE_NAMES``, each with the .env shape."""
+    """slurm.conf for the nodes ``NODE_NAMES``, each with the .env shape, with
+    ``AccountingStorageEnforce=associations``."""
     from minislurm.cluster.confgen import apply_settings, lab_config, write_conf
     from minislurm.core.hostlist import expand
     names = expand(env["NODE_NAMES"])
@@ -63,6 +64,9 @@ def render_conf(env: dict) -> str:
         node.name = name
     cfg.partitions[0].nodes = list(names)
     cfg.slurmd_timeout = int(env.get("SLURMD_TIMEOUT", 5))
+    # A class shares this cluster: a job is charged to its user's own account (the one `cluster
+    # add-users` gives them), never to one they name at will (SLURM_SETTINGS may change it).
+    cfg.accounting_enforce = frozenset({"associations"})
     apply_settings(cfg, _settings(env.get("SLURM_SETTINGS", "")))
     return write_conf(cfg, host="ctld", addr=None, port=CTLD_PORT, key_file=str(KEY), state_dir=str(STATE))
 

@@ -12,6 +12,9 @@ minislurm reads them from a small file in slurm.conf's ``Key=Value`` style::
 
 ``Fairshare`` defaults to 1, as in sacctmgr.  ``AdminLevel`` (sacctmgr's: None, Operator,
 Administrator) lets a user act on everyone's jobs and on nodes, as SlurmUser and root may.
+A user's default account (the one a job without ``-A`` is charged to when
+``AccountingStorageEnforce=associations``) is their first line's, or the one a
+``DefaultAccount=`` on any of their lines names, as sacctmgr's ``DefaultAccount``.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ class AssociationTree:
     def __init__(self) -> None:
         self.root = Association("root", parent=None)
         self.nodes: dict[tuple[str, str | None], Association] = {self.root.key: self.root}
+        self.defaults: dict[str, str] = {}  # user -> default account
 
     def add_account(self, name: str, parent: str = "root", shares: int = 1) -> Association:
         if (parent, None) not in self.nodes:
@@ -58,7 +62,14 @@ class AssociationTree:
         assoc = Association(account, user, account, shares)
         self.nodes[assoc.key] = assoc
         self.nodes[(account, None)].children.append(assoc)
+        self.defaults.setdefault(user, account)
         return assoc
+
+    def accounts_of(self, user: str) -> list[str]:
+        """The accounts ``user`` is associated with, the default one first."""
+        mine = [a.account for a in self.users() if a.user == user]
+        default = self.defaults.get(user)
+        return ([default] if default in mine else []) + [a for a in mine if a != default]
 
     def user(self, user: str, account: str) -> Association:
         """The user's association, created with one share on first sight (lessons, traces)."""
@@ -77,6 +88,7 @@ ADMIN_LEVELS = {"none": "None", "operator": "Operator", "administrator": "Admini
 
 def parse_accounts(text: str, path: str = "accounts.conf") -> AssociationTree:
     tree = AssociationTree()
+    defaults: dict[str, str] = {}
     for lineno, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
         if not line:
@@ -102,6 +114,8 @@ def parse_accounts(text: str, path: str = "accounts.conf") -> AssociationTree:
                     raise AccountsError(f"AdminLevel must be None, Operator or Administrator, "
                                         f"not '{fields['adminlevel']}'")
                 tree.add_user(fields["user"], fields["account"], shares).admin = level
+                if "defaultaccount" in fields:
+                    defaults[fields["user"]] = fields["defaultaccount"]
             elif "account" in fields:
                 if (fields["account"], None) in tree.nodes:
                     raise AccountsError(f"account '{fields['account']}' already exists")
@@ -110,4 +124,8 @@ def parse_accounts(text: str, path: str = "accounts.conf") -> AssociationTree:
                 raise AccountsError("expected Account= or User=")
         except AccountsError as err:  # every error names its line
             raise AccountsError(f"{path} line {lineno}: {err}") from None
+    for user, account in defaults.items():
+        if account not in tree.accounts_of(user):  # sacctmgr will not set one the user is not in
+            raise AccountsError(f"{path}: DefaultAccount={account} of user '{user}' is not one of their accounts")
+        tree.defaults[user] = account
     return tree

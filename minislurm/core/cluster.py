@@ -40,6 +40,8 @@ class PartitionConfig:
     priority_tier: int = 1
     priority_job_factor: int = 1
     exclusive: bool = False  # OverSubscribe=EXCLUSIVE
+    allow_accounts: list[str] | None = None  # AllowAccounts (None: ALL)
+    allow_groups: list[str] | None = None  # AllowGroups (None: ALL)
 
 
 @dataclass
@@ -95,6 +97,9 @@ class ClusterConfig:
     def_mem_per_cpu: int | None = None
     def_mem_per_node: int | None = None
     state_save_location: str = "/var/spool/slurmctld"
+    # AccountingStorageEnforce: "associations" (implied by limits, safe, qos, wckeys) refuses a
+    # job without a valid association; minislurm models no limits, so the others add nothing more.
+    accounting_enforce: frozenset[str] = frozenset()
     other: dict[str, str] = field(default_factory=dict)  # keys kept but not modelled
     warnings: list[str] = field(default_factory=list)
 

@@ -75,6 +75,7 @@ class Job:
     exc_nodes: frozenset[str] = frozenset()
     reservation: str | None = None
     requeue: bool = True
+    fixed_priority: int | None = None  # an operator's --priority: kept, never recomputed
     # life cycle
     state: JobState = JobState.PENDING
     reason: str = Reason.NONE

@@ -66,6 +66,33 @@ def _words(v: str) -> list[str]:
     return [w for w in v.split(",") if w]
 
 
+def _allowed(v: str) -> list[str] | None:
+    """AllowAccounts/AllowGroups: a comma list, or ALL (anyone: None)."""
+    words = _words(v)
+    return None if not words or any(w.upper() == "ALL" for w in words) else words
+
+
+ENFORCE = ("associations", "limits", "qos", "safe", "wckeys", "nojobs", "nosteps", "all")
+
+
+def _enforce(v: str) -> frozenset[str]:
+    """AccountingStorageEnforce: limits, safe, qos and wckeys each imply associations, as in
+    Slurm; ``all`` is every one but nojobs and nosteps; ``0``/``none``: nothing enforced."""
+    words = {w.lower() for w in _words(v)}
+    if words <= {"0", "none", "no"}:
+        return frozenset()
+    unknown = sorted(words - set(ENFORCE))
+    if unknown:
+        raise ValueError(f"unknown item '{unknown[0]}' (expected " + ", ".join(ENFORCE) + ")")
+    if "all" in words:
+        words = (words | {"associations", "limits", "qos", "safe", "wckeys"}) - {"all"}
+    if words & {"limits", "safe", "qos", "wckeys"}:
+        words.add("associations")
+    if "safe" in words:
+        words.add("limits")
+    return frozenset(words)
+
+
 _TOP = {  # lowercased key -> (sub-record or "", attribute, converter)
     "clustername": ("", "cluster_name", str.lower),  # Slurm lower-cases it too
     "slurmdtimeout": ("", "slurmd_timeout", lambda v: float(_int(v))),
@@ -77,6 +104,7 @@ _TOP = {  # lowercased key -> (sub-record or "", attribute, converter)
     "defmempercpu": ("", "def_mem_per_cpu", _int),
     "defmempernode": ("", "def_mem_per_node", _int),
     "statesavelocation": ("", "state_save_location", str),
+    "accountingstorageenforce": ("", "accounting_enforce", _enforce),
     "grestypes": ("", "gres_types", lambda v: {g.lower() for g in _words(v)}),
     "prioritytype": ("priority", "type", _one_of("priority/multifactor", "priority/basic")),
     "prioritydecayhalflife": ("priority", "decay_half_life", _secs),
@@ -101,7 +129,8 @@ _PART = {"default": ("default", _yesno), "maxtime": ("max_time", _secs),
                       else _int(v, 1)),
          "state": ("state", _one_of(*PART_STATES)),
          "prioritytier": ("priority_tier", _int),
-         "priorityjobfactor": ("priority_job_factor", _int)}
+         "priorityjobfactor": ("priority_job_factor", _int),
+         "allowaccounts": ("allow_accounts", _allowed), "allowgroups": ("allow_groups", _allowed)}
 
 
 class _Reader:

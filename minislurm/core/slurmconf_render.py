@@ -73,6 +73,10 @@ def _partition_line(part: PartitionConfig, all_nodes: list[str]) -> str:
         words.append(f"PriorityJobFactor={part.priority_job_factor}")
     if part.exclusive:
         words.append("OverSubscribe=EXCLUSIVE")
+    if part.allow_accounts is not None:
+        words.append("AllowAccounts=" + ",".join(part.allow_accounts))
+    if part.allow_groups is not None:
+        words.append("AllowGroups=" + ",".join(part.allow_groups))
     return " ".join(words)
 
 
@@ -126,6 +130,8 @@ def render_slurm_conf(cfg: ClusterConfig) -> str:
               f"JobRequeue={int(cfg.job_requeue)}", f"KillWait={_num(cfg.kill_wait)}",
               f"InactiveLimit={_num(cfg.inactive_limit)}",
               f"StateSaveLocation={cfg.state_save_location}"]
+    if cfg.accounting_enforce:
+        lines.append("AccountingStorageEnforce=" + ",".join(sorted(cfg.accounting_enforce)))
     if cfg.first_job_id != 1:
         lines.append(f"FirstJobId={cfg.first_job_id}")
     if cfg.def_mem_per_cpu is not None:

@@ -82,6 +82,7 @@ class Reason:
     INACTIVE_LIMIT = "InactiveLimit"
     CLEANING = "Cleaning"
     HOLD_MAX_REQUEUE = "JobHoldMaxRequeue"
+    ACCOUNT_NOT_ALLOWED = "AccountNotAllowed"  # WAIT_ACCOUNT: the partition's AllowAccounts
 
     @staticmethod
     def unavailable_nodes(hostlist: str) -> str:

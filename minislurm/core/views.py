@@ -91,6 +91,8 @@ class PartitionView(TypedDict, total=False):
     total_gpus: int
     priority_tier: int
     priority_job_factor: int
+    allow_accounts: str  # "ALL" or a comma list
+    allow_groups: str
 
 
 def _finite(x: float | None) -> float | None:
@@ -187,4 +189,6 @@ def partition_view(state: ClusterState, name: str) -> PartitionView:
         "total_cpus": int(sum(state.nodes.cap_cpu[i] for i in members)),
         "total_gpus": int(sum(state.nodes.cap_gpu[i] for i in members)),
         "priority_tier": p.priority_tier, "priority_job_factor": p.priority_job_factor,
+        "allow_accounts": ",".join(p.allow_accounts) if p.allow_accounts is not None else "ALL",
+        "allow_groups": ",".join(p.allow_groups) if p.allow_groups is not None else "ALL",
     }

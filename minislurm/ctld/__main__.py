@@ -4,7 +4,8 @@ It reads slurm.conf (``--conf`` or ``$SLURM_CONF``), takes its address from Slur
 SlurmctldPort, its JWT key from ``AuthAltParameters=jwt_key=...`` and its state directory from
 StateSaveLocation, then serves until SIGTERM/SIGINT.  An ``accounts.conf`` beside slurm.conf
 (what slurmdbd's associations hold for real Slurm) gives the fair-share tree and the users whose
-AdminLevel makes them operators; it is read when the controller starts.
+AdminLevel makes them operators; it is read when the controller starts (a broken one stops it) and
+again whenever it changes (so `cluster add-users` needs no restart).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ async def serve(conf: Path, port: int | None = None, ready_file: Path | None = N
     # personal cluster runs every job as its owner, whatever name a token gives.
     ctl = Controller(cfg, settings.state_dir, Signer(load_key(settings.key_file)),
                      operators=settings.operators | {getpass.getuser()} | admins, accounts_file=accounts,
-                     check_users=os.geteuid() == 0)
+                     check_users=os.geteuid() == 0, super_users=settings.operators)
     await ctl.start()
     runner = web.AppRunner(make_app(ctl), access_log=None, shutdown_timeout=1.0)
     await runner.setup()

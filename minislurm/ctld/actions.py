@@ -126,16 +126,17 @@ def _nice(text: str) -> int:
 
 
 async def update_job(ctl: "Controller", user: str, job_id: int, fields: dict) -> None:
-    """``scontrol update JobId=N Key=Value ...`` for TimeLimit, Nice, Name, Partition, NumNodes
-    and ArrayTaskThrottle (one task's update changes its array's throttle: every task has it)."""
-    import math
-
+    """``scontrol update JobId=N Key=Value ...`` for TimeLimit, Nice, Name, Partition, Account,
+    NumNodes and ArrayTaskThrottle (one task's update changes its array's throttle: every task
+    has it).  What only an operator may ask is checked by the rules submission uses
+    (:mod:`minislurm.sched.access`), so the two paths agree."""
     from minislurm.core.timefmt import parse_time_limit
+    from minislurm.sched import access
     job = ctl.job(job_id)
     ctl.may_modify(user, job)
     if job.state.finished:
         raise SlurmError("Job has already finished")
-    operator = user in ctl.operators
+    who = ctl.requester(job.user, submitter=user)
     changes = {}
     for key, value in fields.items():
         k = key.lower()
@@ -144,13 +145,11 @@ async def update_job(ctl: "Controller", user: str, job_id: int, fields: dict) ->
                 limit = parse_time_limit(value) * 60
             except ValueError:
                 raise SlurmError(errors.INVALID_TIME_LIMIT) from None
-            if limit > job.time_limit and not operator:
-                raise SlurmError(errors.ACCESS_DENIED)
+            access.check_time_limit(limit, job.time_limit, who)
             changes["time_limit"] = limit
         elif k == "nice":
             nice = _nice(value)
-            if nice < 0 and not operator:
-                raise SlurmError(errors.ACCESS_DENIED)
+            access.check_nice(nice, who, update=True)
             changes["nice"] = nice
         elif k in ("name", "jobname"):
             changes["name"] = value
@@ -166,14 +165,21 @@ async def update_job(ctl: "Controller", user: str, job_id: int, fields: dict) ->
                 raise SlurmError("Job is no longer pending execution")
             if value not in ctl.state.partitions:
                 raise SlurmError(errors.INVALID_PARTITION)
+            access.check_partition(ctl.state.partitions[value], who)
             changes["partition"] = value
         elif k == "arraytaskthrottle":  # the array's %N: 0 lifts it; a job not of an array ignores it
             if not re.fullmatch(r"[0-9]{1,9}", value.strip()):
                 raise SlurmError(errors.BAD_TASK_COUNT)
             if job.array_job_id is not None:
                 changes["array_max_running"] = int(value) or None
+        elif k == "account":
+            if job.state is not JobState.PENDING:
+                raise SlurmError("Job is no longer pending execution")
+            changes["account"] = access.job_account(value or None, who, ctl.config)
         else:
             raise SlurmError(f"Update of this parameter is not supported: {key}")
+    if "account" in changes and job.reservation in ctl.state.reservations:  # still admitted?
+        access.check_reservation(ctl.state.reservations[job.reservation], job.user, changes["account"])
     for k, v in changes.items():
         setattr(job, k, v)
     if "array_max_running" in changes:
@@ -182,7 +188,9 @@ async def update_job(ctl: "Controller", user: str, job_id: int, fields: dict) ->
             ctl.save_job(ctl.state.jobs[task_id])
     if "time_limit" in changes and job.state is JobState.RUNNING:
         ctl.running.arm_timers(job, ctl.clock())
-    if "nice" in changes and job.state is JobState.PENDING:
+    if "account" in changes and ctl.fairshare:
+        ctl.fairshare.associate([job])
+    if changes.keys() & {"nice", "account"} and job.state is JobState.PENDING:
         from minislurm.sched import priority
         job.priority = priority.initial(job, ctl.state, ctl.clock(), _fairshare(ctl))
     if job.time_limit == math.inf or changes:

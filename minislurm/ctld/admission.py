@@ -31,10 +31,14 @@ async def submit(ctl: "Controller", user: str, request: dict) -> list[int]:
     now = ctl.clock()
     spec = spec_from_dict(request.get("spec", {}))
     batch = bool(request.get("batch", True))
-    uid, gid = ctl.ids_of(user, int(request.get("uid", 0)), int(request.get("gid", 0)))
+    owner = ctl.job_owner(user, spec.extra.get("uid"))  # root's --uid
+    if owner != user:
+        ctl.check_user(owner)
+    uid, gid = ctl.ids_of(owner, int(request.get("uid", 0)), int(request.get("gid", 0)))
     try:
-        jobs = build_jobs(spec, ctl.state, first_id=ctl.state.next_job_id, user=user, now=now,
-                          default_name=request.get("default_name") or ("sbatch" if batch else "srun"))
+        jobs = build_jobs(spec, ctl.state, first_id=ctl.state.next_job_id, user=owner, now=now,
+                          default_name=request.get("default_name") or ("sbatch" if batch else "srun"),
+                          who=ctl.requester(owner, submitter=user))
     except NeverRuns as exc:
         ctl.state.used_job_ids(exc.job.job_id)
         await _never_runs(ctl, exc.job, Live.from_request(request, batch, uid, gid), now)
@@ -66,7 +70,7 @@ async def test_only(ctl: "Controller", user: str, request: dict) -> dict:
     job_id = ctl.state.next_job_id
     try:
         job = build_jobs(spec_from_dict(request.get("spec", {})), ctl.state, first_id=job_id, user=user,
-                         now=now)[0]
+                         now=now, who=ctl.requester(user))[0]
     except NeverRuns:
         found = None
     else:

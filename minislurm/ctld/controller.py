@@ -16,6 +16,7 @@ controller owns: an exception in one is logged and the loop goes on.
 from __future__ import annotations
 
 import asyncio
+import grp
 import logging
 import os
 import pwd
@@ -24,6 +25,7 @@ from pathlib import Path
 
 from minislurm.common.auth import Signer
 from minislurm.core import errors
+from minislurm.core.accounts import AccountsError, AssociationTree, parse_accounts
 from minislurm.core.cluster import ClusterConfig
 from minislurm.core.errors import SlurmError
 from minislurm.core.job import Job
@@ -39,6 +41,7 @@ from minislurm.ctld.runstate import Run
 from minislurm.ctld.store import Store
 from minislurm.lifecycle import Background, every
 from minislurm.sched import priority
+from minislurm.sched.access import Requester
 from minislurm.sched.order import QueueOrder
 from minislurm.sched.releases import Releases
 from minislurm.sched.schedule import schedule
@@ -49,11 +52,13 @@ log = logging.getLogger("minislurm.ctld")
 class Controller:
     def __init__(self, config: ClusterConfig, state_dir: str | Path, signer: Signer, *,
                  operators: set[str] = frozenset(), clock=time.time, accounts_file: Path | None = None,
-                 rpc: AgentClient | None = None, check_users: bool = False):
+                 rpc: AgentClient | None = None, check_users: bool = False,
+                 super_users: set[str] = frozenset()):
         """``clock`` and ``rpc`` (how it calls node agents) are parameters so that tests can run
         the controller in-process on a fake clock with fake agents (tests/ctld/ctldkit.py).
         ``check_users``: a job's user must be known to this host's user database (see
-        :meth:`check_user`)."""
+        :meth:`check_user`).  ``super_users``: SlurmUser (root and the daemon's own user always
+        are), who may also submit for others and use any partition."""
         self.config = config
         self.check_users = check_users
         self.accounts_file = accounts_file  # accounts.conf: associations and shares (FairShareBook)
@@ -62,7 +67,7 @@ class Controller:
         self.releases = Releases()  # the running jobs' side of the backfill plan, likewise
         self.store = Store(state_dir)
         self.signer = signer
-        self.operators = set(operators) | {"root"}
+        self._operators = set(operators) | {"root"}
         self.clock = clock
         self.live: dict[int, Live] = {}
         self.agents: dict[str, Agent] = {n.name: Agent() for n in config.nodes}
@@ -77,6 +82,9 @@ class Controller:
         self.background = Background(log)
         self.started_at = clock()
         self.slurm_user = pwd.getpwuid(os.geteuid()).pw_name  # SlurmUser: sets reasons itself
+        self.super_users = set(super_users) | {"root", self.slurm_user}
+        self._associations = AssociationTree()
+        self._accounts_stamp: tuple | None = None
         self.running = RunningJobs(self)  # launches, limits, stops and ends of running jobs
 
     # -- start-up and recovery -------------------------------------------------------
@@ -288,6 +296,50 @@ class Controller:
         except KeyError:
             raise SlurmError(errors.USER_ID_MISSING) from None
 
+    def associations(self) -> AssociationTree:
+        """accounts.conf's associations as last read, read again once the file has changed (as
+        slurmdbd sends slurmctld each change), so ``cluster add-users`` needs no restart.  A
+        broken edit keeps the last good tree (and is logged)."""
+        path = self.accounts_file
+        try:
+            st = path.stat() if path is not None else None
+            stamp = (st.st_mtime_ns, st.st_size, st.st_ino) if st else None
+        except OSError:
+            stamp = None
+        if stamp != self._accounts_stamp:
+            try:
+                self._associations = parse_accounts(path.read_text(), str(path)) if stamp else AssociationTree()
+                self._accounts_stamp = stamp
+            except (OSError, AccountsError) as exc:
+                log.error("accounts.conf not read again, the last one kept: %s", exc)
+        return self._associations
+
+    @property
+    def operators(self) -> set[str]:
+        """root, SlurmUser, the daemon's user, and AdminLevel Operator/Administrator in
+        accounts.conf (as it is now: a new operator needs no restart)."""
+        return self._operators | self.associations().operators()
+
+    def requester(self, user: str, submitter: str | None = None) -> Requester:
+        """``user`` as the access rules (:mod:`minislurm.sched.access`) see them: their privileges
+        (those of ``submitter`` when root submits for them), Unix groups and associations.
+        root is in account root, as sacctmgr puts it when the cluster is made."""
+        tree = self.associations()
+        asker = submitter or user
+        accounts = tuple(tree.accounts_of(user)) or (("root",) if user == "root" else ())
+        return Requester(user, operator=asker in self.operators,
+                         super_user=asker in self.super_users, groups=_groups(user), accounts=accounts)
+
+    def job_owner(self, user: str, uid: str | None) -> str:
+        """Whose job it is: the submitter's, or with ``--uid`` (root's and SlurmUser's to give,
+        checked by the access rules) the named or numbered user's."""
+        if uid is None or user not in self.super_users:
+            return user
+        try:
+            return pwd.getpwuid(int(uid)).pw_name if uid.strip().isdigit() else pwd.getpwnam(uid.strip()).pw_name
+        except (KeyError, ValueError, OverflowError):
+            raise SlurmError(errors.USER_ID_MISSING) from None
+
     def may_modify(self, user: str, job: Job) -> None:
         if user != job.user and user not in self.operators:
             raise SlurmError(errors.ACCESS_DENIED)
@@ -295,3 +347,19 @@ class Controller:
     def tasks_per_node(self, job: Job) -> list[int]:
         ntasks = job.ntasks or job.num_nodes
         return block(ntasks, job.num_nodes)
+
+
+def _groups(user: str) -> frozenset[str]:
+    """The names of a user's Unix groups (AllowGroups); none for a user this host does not know."""
+    try:
+        pw = pwd.getpwnam(user)
+        gids = os.getgrouplist(user, pw.pw_gid)
+    except (KeyError, OSError):
+        return frozenset()
+    names = set()
+    for gid in gids:
+        try:
+            names.add(grp.getgrgid(gid).gr_name)
+        except KeyError:
+            continue
+    return frozenset(names)

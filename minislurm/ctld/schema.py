@@ -191,8 +191,8 @@ ROUTES: dict[tuple[str, str], dict] = {
     ("POST", "/jobs/{job_id}/update"): {"query": ARRAY_TASK, "body": {
         "type": "object", "maxProperties": 16, "propertyNames": {"maxLength": 64},
         "additionalProperties": _text(MAX_NAME),
-        "description": "scontrol update Key=Value pairs: TimeLimit, Nice, Name/JobName, Partition, NumNodes, "
-                       "ArrayTaskThrottle"}},
+        "description": "scontrol update Key=Value pairs: TimeLimit, Nice, Name/JobName, Partition, Account, "
+                       "NumNodes, ArrayTaskThrottle"}},
     ("POST", "/jobs/{job_id}/complete"): {"body": _object({
         "uid": UID, "exit_code": EXIT_CODE, "signal": _int(0, 64)})},
     ("POST", "/jobs/{job_id}/steps"): {"body": _object({

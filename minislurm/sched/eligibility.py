@@ -43,6 +43,8 @@ def blocked_reason(job: Job, state: ClusterState, now: float, deps: Mapping[int,
         return Reason.PARTITION_INACTIVE
     if part.state == "DOWN":
         return Reason.PARTITION_DOWN
+    if part.allow_accounts is not None and job.account not in part.allow_accounts:
+        return Reason.ACCOUNT_NOT_ALLOWED  # select_nodes' part_policy_valid_acct
     if job.time_limit > part.max_time:
         return Reason.PARTITION_TIME_LIMIT
     # More CPUs than the whole partition has (``-N 999999``) is PartitionConfig in Slurm; only

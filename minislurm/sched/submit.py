@@ -22,6 +22,8 @@ from minislurm.core.errors import SlurmError
 from minislurm.core.job import Dependency, Job, Shape
 from minislurm.core.spec import JobSpec
 from minislurm.core.state import ClusterState
+from minislurm.sched import access
+from minislurm.sched.access import Requester
 from minislurm.sched.select.cons_tres import fits_capacity
 
 # ESLURM_PARTITION_NOT_AVAIL (slurm_errno.c); kept here as core/errors.py lacks it.
@@ -39,29 +41,40 @@ class NeverRuns(SlurmError):
 
 
 def build_jobs(spec: JobSpec, state: ClusterState, *, first_id: int, user: str, now: float,
-               default_name: str = "sbatch", account: str | None = None) -> list[Job]:
+               default_name: str = "sbatch", who: Requester | None = None) -> list[Job]:
     """Validate ``spec`` and return its jobs (one, or one per array task), numbered from
     ``first_id`` and not yet queued; ``state`` is only read.  The caller owns the id counter
     (:meth:`ClusterState.used_job_ids`): a refusal by :class:`NeverRuns` uses ``first_id`` too.
+    ``who`` is the submitting user as the controller knows them (:mod:`minislurm.sched.access`);
+    without one the request is trusted, as the lab models' are.
 
-    The steps check in the order slurmctld does (``_job_create`` in job_mgr.c, then its
-    submit-time ``select_nodes`` test), so a request with several faults gets Slurm's message:
-    validate the names (``-w``, partition, GRES, ``-x``) -> lay the tasks out on nodes (node
+    The steps check in the order slurmctld does (``validate_job_create_req``, ``_job_create``
+    in job_mgr.c, then its submit-time ``select_nodes`` test), so a request with several faults
+    gets Slurm's message: the privileged options (nice, uid/gid) -> validate the names (``-w``,
+    partition and its groups, GRES, ``-x``) -> the account -> lay the tasks out on nodes (node
     count) -> shape each node's share -> check the references (reservation, dependency) and
     whether any node could ever hold it -> build the jobs.
     """
+    who = who or Requester(user)
+    access.check_nice(spec.nice, who)
+    access.check_identity(spec.extra.get("uid"), spec.extra.get("gid"), who)
     part, gpus = _validate(spec, state)
+    access.check_partition(part, who)
+    account = access.job_account(spec.account, who, state.config)
     nodes, tasks, per_node = _node_layout(spec, state, part, gpus)
     shape = _shape(spec, state.config, nodes, per_node, gpus)
-    account = spec.account or account or "default"
     dependency = _check_references(spec, state, user, account)
+    fixed = access.given_priority(spec.extra.get("priority"), who)
+    hold = "user" if spec.hold else None
+    if fixed == 0:  # an operator's --priority=0 holds the job, as scontrol hold does
+        fixed, hold = None, "admin"
     time_limit = spec.time_limit_min * 60 if spec.time_limit_min is not None else (
         part.default_time if part.default_time is not None else part.max_time)
     template = dict(
         user=user, account=account, partition=part.name, name=spec.job_name or default_name,
         submit_time=now, time_limit=time_limit, num_nodes=nodes, shape=shape,
         exclusive=bool(spec.exclusive) or part.exclusive, ntasks=tasks, nice=spec.nice or 0,
-        hold="user" if spec.hold else None, begin_time=spec.begin or 0.0, dependency=dependency,
+        hold=hold, fixed_priority=fixed, begin_time=spec.begin or 0.0, dependency=dependency,
         kill_on_invalid_dep=bool(spec.kill_on_invalid_dep),
         req_nodes=frozenset(spec.nodelist or ()), exc_nodes=frozenset(spec.exclude or ()),
         reservation=spec.reservation,
@@ -110,6 +123,8 @@ def refusal(job: Job, state: ClusterState, *, enforce_part_limits: bool = False)
             return errors.PART_CONFIG_UNAVAILABLE
         if job.time_limit > part.max_time:
             return errors.INVALID_TIME_LIMIT
+        if not access.account_allowed(part, job.account):
+            return errors.INVALID_ACCOUNT
         if job.num_nodes > min(part.max_nodes, len(part.nodes)):
             return errors.NODE_CONFIG_UNAVAILABLE
     if not could_ever_run(job, state):
@@ -238,8 +253,7 @@ def _check_references(spec: JobSpec, state: ClusterState, user: str, account: st
         resv = state.reservations.get(spec.reservation)
         if resv is None:
             raise SlurmError(errors.INVALID_RESERVATION)
-        if not resv.admits(user, account):
-            raise SlurmError("Access denied to requested reservation")
+        access.check_reservation(resv, user, account)
     if spec.dependency is None:
         return None
     terms = tuple((kind, known) for kind, ids in spec.dependency.terms

@@ -98,6 +98,7 @@ def test_controller_writes_slurm_conf_from_env():
     assert (cfg.slurmd_timeout, cfg.kill_wait, cfg.sched.policy, cfg.sched.requeue_delay) == (7, 1, "easy", 1)
     assert "SlurmctldHost=ctld\n" in text and "SlurmctldPort=6817\n" in text
     assert "jwt_key=/etc/slurm/jwt_hs256.key" in text and "StateSaveLocation=/var/spool/slurmctld" in text
+    assert cfg.accounting_enforce == {"associations"}  # a class's jobs go to their users' own accounts
 
 
 def test_bad_settings_are_refused():

@@ -245,7 +245,7 @@ def test_directive_is_a_comment_inside_a_continuation():
 def test_unknown_keys_are_kept_and_warned():
     cfg = parse("ClusterName=c\nTaskPlugin=task/affinity,task/cgroup\n"
                 "NodeName=a Sockets=2 CoresPerSocket=8 CPUs=16\n"
-                "PartitionName=p AllowAccounts=ml Nodes=a\n"
+                "PartitionName=p AllowQos=ml Nodes=a\n"
                 "Include /etc/slurm/nodes.conf\n"
                 "SlurmctldHost=ctl1\nSlurmctldHost=ctl2\n"
                 "SomeFutureKey=1\nsomefuturekey=2\nKillWait=10\nKillWait=20\n")
@@ -256,7 +256,7 @@ def test_unknown_keys_are_kept_and_warned():
         "slurm.conf line 2: key 'TaskPlugin' is not modelled by minislurm (ignored)",
         "slurm.conf line 3: node key 'Sockets' is not modelled by minislurm (ignored)",
         "slurm.conf line 3: node key 'CoresPerSocket' is not modelled by minislurm (ignored)",
-        "slurm.conf line 4: partition key 'AllowAccounts' is not modelled by minislurm (ignored)",
+        "slurm.conf line 4: partition key 'AllowQos' is not modelled by minislurm (ignored)",
         "slurm.conf line 5: Include is not supported by minislurm (ignored)",
         "slurm.conf line 8: key 'SomeFutureKey' is not modelled by minislurm (ignored)",
         "slurm.conf line 9: somefuturekey specified more than once, latest value used",
@@ -357,3 +357,21 @@ def test_max_script_size_is_read_bounded_and_written_back():
     assert cfg.sched.max_script_size == 4 * 1024 * 1024
     assert cfg.warnings == ["slurm.conf line 1: max_script_size above 4194304 is not modelled by minislurm "
                             "(its API takes no larger script; 4194304 used)"]
+
+
+# --- who may use what (issue 21): AccountingStorageEnforce, AllowAccounts, AllowGroups ----------
+
+def test_enforcement_and_partition_access_are_read_and_written_back():
+    cfg = parse("AccountingStorageEnforce=safe\nNodeName=a CPUs=4\n"
+                "PartitionName=p Nodes=a AllowAccounts=ml,vision AllowGroups=students\n"
+                "PartitionName=q Nodes=a AllowAccounts=ALL\n")
+    assert cfg.accounting_enforce == {"associations", "limits", "safe"}  # safe implies both, as in Slurm
+    assert (cfg.partitions[0].allow_accounts, cfg.partitions[0].allow_groups) == (["ml", "vision"], ["students"])
+    assert (cfg.partitions[1].allow_accounts, cfg.partitions[1].allow_groups) == (None, None)
+    assert not cfg.warnings
+    again = parse(render_slurm_conf(cfg))
+    assert again.accounting_enforce == cfg.accounting_enforce and again.partitions == cfg.partitions
+    assert parse("AccountingStorageEnforce=limits\n").accounting_enforce == {"associations", "limits"}
+    assert parse("AccountingStorageEnforce=0\n").accounting_enforce == set()
+    with pytest.raises(ConfigError, match="AccountingStorageEnforce=assoc: unknown item 'assoc'"):
+        parse("AccountingStorageEnforce=assoc\n")

@@ -93,7 +93,8 @@ def show_partition(part: dict, nodes: list[dict] | None = None) -> str:
     default_time = part.get("default_time")
     lines = [
         f"PartitionName={part['name']}",
-        "AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL",
+        f"AllowGroups={part.get('allow_groups', 'ALL')} AllowAccounts={part.get('allow_accounts', 'ALL')} "
+        "AllowQos=ALL",
         f"AllocNodes=ALL Default={'YES' if part.get('default') else 'NO'} QoS=N/A",
         f"DefaultTime={'NONE' if default_time is None else format_elapsed(default_time)} DisableRootJobs=NO "
         "ExclusiveUser=NO ExclusiveTopo=NO GraceTime=0 Hidden=NO",

@@ -16,6 +16,8 @@ def initial(job: Job, state: ClusterState, now: float, fairshare: dict | None = 
     """The priority a job gets when it is submitted."""
     if job.hold:
         return 0
+    if job.fixed_priority is not None:
+        return job.fixed_priority
     if state.config.priority.type == "priority/basic":
         return basic.priority(job)
     return multifactor.priority(job, state, now, fairshare)
