@@ -8,7 +8,7 @@ import time
 from minislurm.cli.fmt.sinfo import format_partitions
 from minislurm.cli.main import ArgumentParser
 from minislurm.client import Client, ClientError
-from minislurm.core.hostlist import expand
+from minislurm.core.hostlist import HostlistError, expand
 
 
 def main(argv: list[str]) -> int:
@@ -24,6 +24,11 @@ def main(argv: list[str]) -> int:
     p.add_argument("-e", "--exact", action="store_true")
     p.add_argument("-t", "--states")
     args = p.parse_args(argv)
+    try:  # checked before any request, as sinfo checks it
+        names = set(expand(args.nodes)) if args.nodes else None
+    except HostlistError:
+        print(f"sinfo: error: '{args.nodes}' invalid entry for --nodes", file=sys.stderr)
+        return 1
     client = Client()
     try:
         parts = client.call("GET", "/partitions")["partitions"]
@@ -34,8 +39,7 @@ def main(argv: list[str]) -> int:
     if args.partition:
         wanted = set(args.partition.split(","))
         parts = [x for x in parts if x["name"] in wanted]
-    if args.nodes:
-        names = set(expand(args.nodes))
+    if names is not None:
         nodes = [n for n in nodes if n["name"] in names]
     if args.states:
         want = {s.lower() for s in args.states.split(",")}
