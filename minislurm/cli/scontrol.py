@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 
-from minislurm.client import Client, ClientError
+from minislurm.client import Client, ClientError, quote
+from minislurm.core import errors
 from minislurm.core.hostlist import HostlistError, compress, expand
 from minislurm.cli.scontrol_resv import NotCreated, report, reservation_fields
 from minislurm.core.timefmt import parse_time_limit
@@ -129,6 +131,13 @@ def _job_action(client: Client, action: str, arg: str) -> int:
     return status
 
 
+def _reservation_path(name: str | None) -> str:
+    """The API path of a reservation; its name is one path segment whatever it holds."""
+    if not name:
+        raise ClientError(errors.INVALID_RESERVATION)
+    return f"/reservations/{quote(name)}"
+
+
 def _update_partition(client: Client, name: str, pairs: dict[str, str]) -> int:
     """``update PartitionName=P MaxTime=T`` (the one partition field minislurm changes)."""
     body: dict = {"name": name}
@@ -164,14 +173,38 @@ def _bad_option(argv: list[str]) -> str | None:
     return f'scontrol: {problem}\nTry "scontrol --help" for more information' if problem else None
 
 
+def _split_options(argv: list[str]) -> tuple[set[str], list[str]]:
+    """scontrol's own options, anywhere (getopt moves them ahead of the command), and the
+    words left: ``scontrol -Q show job -o`` is ``show job`` with -Q and -o."""
+    takes_value = {name for names in _OPTIONS if names[-1] is None for name in names[:-1]}
+    flags = {name for names in _OPTIONS if names[-1] is not None for name in names}
+    given, words, i = set(), [], 0
+    while i < len(argv):
+        word = argv[i]
+        i += 1
+        if word == "--":
+            words += argv[i:]
+            break
+        if word in flags:
+            given.add(word)
+        elif word.partition("=")[0] in takes_value and word.startswith("--") or word in takes_value:
+            i += "=" not in word  # its value is the next word
+        elif word[:2] in takes_value and not word.startswith("--"):
+            pass  # -Mcluster, -u1000: the value is glued on
+        else:
+            words.append(word)
+    return given, words
+
+
 def main(argv: list[str]) -> int:
     if (problem := _bad_option(argv)) is not None:
         print(problem, file=sys.stderr)
         return 1
-    # options anywhere, as getopt allows: -o one line per record, -d details
-    oneliner = any(a in ("-o", "--oneliner") for a in argv)
-    details = any(a in ("-d", "--details") for a in argv)
-    argv = [a for a in argv if a not in ("-o", "--oneliner", "-d", "--details")]
+    given, argv = _split_options(argv)
+    oneliner = bool(given & {"-o", "--oneliner"})  # one line per record
+    details = bool(given & {"-d", "--details"})
+    if given & {"-h", "--usage"}:
+        argv = ["help"]
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(USAGE)
         return 0 if argv else 1
@@ -212,6 +245,9 @@ def main(argv: list[str]) -> int:
                                                       "reason": _lookup(pairs, "reason")})
             elif job:
                 fields = {k: v for k, v in pairs.items() if k.lower() not in ("jobid", "job")}
+                if not re.fullmatch(r"\d+(_\d+)?", job, re.ASCII):  # scontrol's own check, no request
+                    print(f"{errors.INVALID_JOB_ID} for job {job}", file=sys.stderr)
+                    return 1
                 try:
                     client.call("POST", f"/jobs/{int(job.split('_')[0])}/update", fields)
                 except ClientError as exc:  # scontrol 22.05 words a job's refusal so
@@ -223,7 +259,7 @@ def main(argv: list[str]) -> int:
                 fields = reservation_fields({k: v for k, v in pairs.items()
                                               if k.lower() not in ("reservationname", "reservation")})
                 try:
-                    client.call("POST", f"/reservations/{resv}", fields)
+                    client.call("POST", _reservation_path(resv), fields)
                 except ClientError as exc:
                     report("update", exc)
                     return 1
@@ -245,7 +281,7 @@ def main(argv: list[str]) -> int:
             words = rest[1:] if rest[0].lower() in ("reservation", "res") and len(rest) > 1 else rest
             name = _lookup(_pairs(words), "reservationname", "reservation") if "=" in words[0] else words[0]
             try:
-                client.call("DELETE", f"/reservations/{name}")
+                client.call("DELETE", _reservation_path(name))
             except ClientError as exc:
                 report(cmd, exc, rest[0])
                 return 1
