@@ -92,9 +92,11 @@ def umask_text() -> str:
     return f"{mask:04o}"
 
 
-def _quote(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "-._~" else "".join(f"%{b:02X}" for b in c.encode())
-                   for c in str(text))
+def quote(text: str) -> str:
+    """Percent-encoded, for a query value or one segment of a path (a reservation's name)."""
+    # surrogateescape: a word typed in another encoding (``squeue -u $'\xff'``) goes as its bytes
+    return "".join(c if c.isalnum() or c in "-._~" else
+                   "".join(f"%{b:02X}" for b in c.encode(errors="surrogateescape")) for c in str(text))
 
 
 class Client:
@@ -182,7 +184,7 @@ class Client:
              timeout: float | None = None) -> dict:
         url = PREFIX + path
         if query:
-            pairs = [f"{_quote(k)}={_quote(v)}" for k, v in query.items() if v is not None]
+            pairs = [f"{quote(k)}={quote(v)}" for k, v in query.items() if v is not None]
             url += "?" + "&".join(pairs) if pairs else ""
         data = json.dumps(body).encode() if body is not None else b""
         host, port = self.address

@@ -41,8 +41,18 @@ def main(argv: list[str] | None = None) -> int:
     if entry is None:
         print(f"minislurm: error: unknown command '{argv[0]}' (try 'minislurm --help')", file=sys.stderr)
         return 1
+    _bytes_out_as_typed()
     import importlib
     return importlib.import_module(entry[0]).main(argv[1:])
+
+
+def _bytes_out_as_typed() -> None:
+    """A word that is not UTF-8 (``scontrol show hostnames $'gpu\\xff'``) reaches Python as
+    surrogates; print it back as the bytes it was, as Slurm's C commands do, instead of failing
+    on a terminal whose locale makes Python's output strict (en_US.UTF-8)."""
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="surrogateescape")
 
 
 def command_name() -> str:

@@ -65,7 +65,11 @@ def main(argv: list[str]) -> int:
     elif args.long:
         fields = ["JobID", "JobIDRaw", "JobName", "Partition", "User", "Account", "AllocCPUS", "AllocNodes",
                   "NodeList", "State", "ExitCode", "Submit", "Start", "End", "Elapsed", "Timelimit", "AllocTRES"]
-    selectors = parse_selectors(",".join(args.jobs)) if args.jobs else None  # every -j counts
+    try:
+        selectors = parse_selectors(",".join(args.jobs)) if args.jobs else None  # every -j counts
+    except ValueError as exc:
+        print(f"sacct: fatal: Bad job/step specified: {exc}", file=sys.stderr)
+        return 1
     query = {"jobs": base_ids(selectors) if selectors else None, "duplicates": "1" if args.duplicates else None}
     want = set()
     for name in filter(None, (args.state or "").split(",")):  # -s CD,f,RUNNING: codes or names

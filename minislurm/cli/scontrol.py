@@ -6,7 +6,8 @@ import os
 import sys
 import time
 
-from minislurm.client import Client, ClientError
+from minislurm.client import Client, ClientError, quote
+from minislurm.core import errors
 from minislurm.core.hostlist import HostlistError, compress, expand
 from minislurm.core.jobids import job_targets, split_job_list
 from minislurm.cli.scontrol_resv import NotCreated, report, reservation_fields
@@ -147,6 +148,13 @@ def _job_action(client: Client, action: str, arg: str) -> int:
     return status
 
 
+def _reservation_path(name: str | None) -> str:
+    """The API path of a reservation; its name is one path segment whatever it holds."""
+    if not name:
+        raise ClientError(errors.INVALID_RESERVATION)
+    return f"/reservations/{quote(name)}"
+
+
 def _update_partition(client: Client, name: str, pairs: dict[str, str]) -> int:
     """``update PartitionName=P MaxTime=T`` (the one partition field minislurm changes)."""
     body: dict = {"name": name}
@@ -186,6 +194,30 @@ def parser():
     return p
 
 
+def _split_options(p, argv: list[str]) -> tuple[set[str], list[str]]:
+    """scontrol's own options (those ``p`` declares), anywhere (getopt moves them ahead of the
+    command), and the words left: ``scontrol -Q show job -o`` is ``show job`` with -Q and -o."""
+    flags, takes_value = set(), set()
+    for action in p._actions:
+        (flags if action.nargs == 0 else takes_value).update(action.option_strings)
+    given, words, i = set(), [], 0
+    while i < len(argv):
+        word = argv[i]
+        i += 1
+        if word == "--":
+            words += argv[i:]
+            break
+        if word in flags:
+            given.add(word)
+        elif word.partition("=")[0] in takes_value and word.startswith("--") or word in takes_value:
+            i += "=" not in word  # its value is the next word
+        elif word[:2] in takes_value and not word.startswith("--"):
+            pass  # -Mcluster, -u1000: the value is glued on
+        else:
+            words.append(word)
+    return given, words
+
+
 def main(argv: list[str]) -> int:
     p = parser()
     problem, asked = p.first_answer(argv)  # getopt reads every option before the command
@@ -195,12 +227,11 @@ def main(argv: list[str]) -> int:
     if asked:
         sys.stdout.write(p.answer(p.info[asked]))
         return 0
-    # options anywhere, as getopt allows: -o one line per record, -d details
-    oneliner = any(a in ("-o", "--oneliner") for a in argv)
-    details = any(a in ("-d", "--details") for a in argv)
+    given, argv = _split_options(p, argv)
+    oneliner = bool(given & {"-o", "--oneliner"})  # one line per record
+    details = bool(given & {"-d", "--details"})
     # --json/--yaml before the command (as Slurm's getopt reads them) or after it
-    as_doc = "yaml" if "--yaml" in argv else "json" if "--json" in argv else None
-    argv = [a for a in argv if a not in ("-o", "--oneliner", "-d", "--details", "--json", "--yaml")]
+    as_doc = "yaml" if "--yaml" in given else "json" if "--json" in given else None
     if not argv or argv[0].lower() in ("help", "version"):  # without a command Slurm's reads them from stdin
         sys.stdout.write(p.answer(argv[0].lower() if argv else "help"))
         return 0 if argv else 1
@@ -262,7 +293,7 @@ def main(argv: list[str]) -> int:
                 fields = reservation_fields({k: v for k, v in pairs.items()
                                               if k.lower() not in ("reservationname", "reservation")})
                 try:
-                    client.call("POST", f"/reservations/{resv}", fields)
+                    client.call("POST", _reservation_path(resv), fields)
                 except ClientError as exc:
                     report("update", exc)
                     return 1
@@ -284,7 +315,7 @@ def main(argv: list[str]) -> int:
             words = rest[1:] if rest[0].lower() in ("reservation", "res") and len(rest) > 1 else rest
             name = _lookup(_pairs(words), "reservationname", "reservation") if "=" in words[0] else words[0]
             try:
-                client.call("DELETE", f"/reservations/{name}")
+                client.call("DELETE", _reservation_path(name))
             except ClientError as exc:
                 report(cmd, exc, rest[0])
                 return 1

@@ -10,7 +10,7 @@ from minislurm.cli.fmt.sinfo import format_partitions
 from minislurm.cli.helptext import LAYOUTS
 from minislurm.cli.main import ArgumentParser
 from minislurm.client import Client, ClientError
-from minislurm.core.hostlist import expand
+from minislurm.core.hostlist import HostlistError, expand
 
 
 def parser() -> ArgumentParser:
@@ -32,6 +32,11 @@ def parser() -> ArgumentParser:
 def main(argv: list[str]) -> int:
     p = parser()
     args = p.parse_args(argv)
+    try:  # checked before any request, as sinfo checks it
+        names = set(expand(args.nodes)) if args.nodes else None
+    except HostlistError:
+        print(f"sinfo: error: '{args.nodes}' invalid entry for --nodes", file=sys.stderr)
+        return 1
     client = Client()
     if args.json or args.yaml:  # every node, whatever the filters (22.05 ignores them here)
         try:
@@ -50,8 +55,7 @@ def main(argv: list[str]) -> int:
     if args.partition:
         wanted = set(args.partition.split(","))
         parts = [x for x in parts if x["name"] in wanted]
-    if args.nodes:
-        names = set(expand(args.nodes))
+    if names is not None:
         nodes = [n for n in nodes if n["name"] in names]
     if args.states:
         want = {s.lower() for s in args.states.split(",")}

@@ -25,6 +25,12 @@ def parser() -> ArgumentParser:
 def main(argv: list[str]) -> int:
     p = parser()
     args = p.parse_args(argv)
+    ids = set()
+    for word in filter(None, (args.jobs or "").split(",")):
+        if not (word.isascii() and word.isdigit() and int(word) > 0):
+            print(f"sprio: error: Invalid job id: {word}", file=sys.stderr)
+            return 1
+        ids.add(int(word))
     try:
         reply = Client().call("GET", "/priorities")
         weights = Client().call("GET", "/config")["config"]
@@ -39,8 +45,7 @@ def main(argv: list[str]) -> int:
               f"{w['jobsize']:>10} {w['partition']:>10}")
         return 0
     rows = [SimpleNamespace(**r) for r in reply["factors"]]
-    if args.jobs:
-        ids = {int(x) for x in args.jobs.split(",")}
+    if ids:
         rows = [r for r in rows if r.job_id in ids]
     if args.user:
         rows = [r for r in rows if r.user in args.user.split(",")]

@@ -81,7 +81,11 @@ def main(argv: list[str]) -> int:
     except ValueError as exc:
         print(f"squeue: error: {exc}", file=sys.stderr)
         return 1
-    selectors = parse_selectors(args.jobs) if args.jobs else None
+    try:
+        selectors = parse_selectors(args.jobs) if args.jobs else None
+    except ValueError as exc:
+        print(f"squeue: error: Invalid job id: {exc}", file=sys.stderr)
+        return 1
     names = set(args.name.split(",")) if args.name else None
     query = {"user": _me() if args.me else args.user, "partition": args.partition,
              "ids": base_ids(selectors) if selectors else None,

@@ -9,6 +9,7 @@ per-node figures here).
 
 from __future__ import annotations
 
+import re
 import sys
 
 from minislurm.cli.fmt.fields import check_width
@@ -16,6 +17,9 @@ from minislurm.cli.fmt.sacct import cpu_time
 from minislurm.cli.helptext import LAYOUTS
 from minislurm.cli.main import ArgumentParser
 from minislurm.client import Client, ClientError
+from minislurm.core import errors
+
+_JOB_STEP = re.compile(r"(\d+)(?:_(\d+))?(?:\.(\w+))?", re.ASCII)  # 12, 12_3, 12.0, 12.batch
 
 DEFAULT = ["JobID", "NTasks", "AveCPU", "MaxRSS", "MaxRSSNode"]
 FIELDS = {
@@ -73,11 +77,20 @@ def main(argv: list[str]) -> int:
         lines.append(_line([(n, w, n) for n, w in fields], args))
         if not (args.parsable or args.parsable2):
             lines.append(" ".join("-" * abs(w) for _, w in fields) + " ")
-    for text in args.jobs.split(","):
-        job, _, want = text.partition(".")
+    targets = []
+    for text in filter(None, args.jobs.split(",")):
+        m = _JOB_STEP.fullmatch(text)
+        if not m:  # refused before any request, in Slurm's words
+            print(f"sstat: fatal: Bad job/step specified: {text}", file=sys.stderr)
+            return 1
+        targets.append(m.groups())
+    client = Client()
+    for base, task, want in targets:
+        job = f"{base}_{task}" if task else base
         try:
-            steps = Client().call("GET", f"/jobs/{int(job)}/usage")["steps"]
-        except (ClientError, ValueError) as exc:
+            job_id = _array_task(client, int(base), int(task)) if task else int(base)
+            steps = client.call("GET", f"/jobs/{job_id}/usage")["steps"]
+        except ClientError as exc:
             print(f"sstat: error: couldn't get steps for job {job}: {exc}", file=sys.stderr)
             return 1
         for s in steps:
@@ -86,6 +99,14 @@ def main(argv: list[str]) -> int:
             lines.append(_line([(n, w, FIELDS[n][1](job, s)) for n, w in fields], args))
     sys.stdout.write("".join(line + "\n" for line in lines))
     return 0
+
+
+def _array_task(client: Client, array_job_id: int, task: int) -> int:
+    """The job id of task ``task`` of array ``array_job_id`` (``sstat -j 12_3``)."""
+    for job in client.call("GET", "/jobs", query={"ids": str(array_job_id)})["jobs"]:
+        if job["array_job_id"] == array_job_id and job["array_task_id"] == task:
+            return job["job_id"]
+    raise ClientError(errors.INVALID_JOB_ID)
 
 
 def _line(cells: list[tuple[str, int, str]], args) -> str:

@@ -14,11 +14,15 @@ _SELECTOR = re.compile(r"(\d+)(?:_(\d+))?(?:\.\S*)?", re.ASCII)
 
 
 def parse_selectors(text: str) -> list[tuple[str, int | None]]:
-    """``"12,13_2"`` -> ``[("12", None), ("13", 2)]``; what does not parse is passed on whole."""
+    """``"12,13_2"`` -> ``[("12", None), ("13", 2)]``.  A word that names no job raises
+    ValueError with that word, before any request: each command words that refusal its own way
+    (``squeue: error: Invalid job id: abc``, ``sacct: fatal: Bad job/step specified: abc``)."""
     out = []
     for item in filter(None, text.split(",")):
         m = _SELECTOR.fullmatch(item)
-        out.append((m.group(1), int(m.group(2)) if m.group(2) else None) if m else (item, None))
+        if not m:
+            raise ValueError(item)
+        out.append((m.group(1), int(m.group(2)) if m.group(2) else None))
     return out
 
 

@@ -74,6 +74,11 @@ def _count(field: str, option: str) -> Handler:
     return lambda spec, value, prog, now: setattr(spec, field, parse_int(option, value or "", prog))
 
 
+def _jobid(spec: JobSpec, value: str | None, prog: str, now: float) -> None:
+    """srun ``--jobid`` (and ``SLURM_JOB_ID``): the allocation to run in, a positive number."""
+    spec.extra["jobid"] = str(parse_int("--jobid", value or "", prog))
+
+
 def _const(field: str, constant: object) -> Handler:
     return lambda spec, value, prog, now: setattr(spec, field, constant)
 
@@ -157,7 +162,7 @@ HANDLERS: dict[str, Handler] = {
     "cpus-per-task": _count("cpus_per_task", "--cpus-per-task"),
     "ntasks": _count("ntasks", "--ntasks"),
     "ntasks-per-node": _count("ntasks_per_node", "--ntasks-per-node"), "nodes": _nodes,
-    "nodelist": _nodelist, "exclusive": _exclusive, "nice": _nice, "open-mode": _open_mode,
+    "nodelist": _nodelist, "jobid": _jobid, "exclusive": _exclusive, "nice": _nice, "open-mode": _open_mode,
     "hold": _const("hold", True), "requeue": _const("requeue", True),
     "no-requeue": _const("requeue", False), "oversubscribe": _const("exclusive", False),
     "parsable": _const("parsable", True), "test-only": _const("test_only", True),
