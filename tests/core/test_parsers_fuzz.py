@@ -66,7 +66,7 @@ _RANGES = st.lists(st.tuples(st.integers(0, 70000), st.integers(0, 70000)).map(l
                    min_size=1, max_size=4).map(lambda rs: "n" + "x".join(rs))
 
 
-@settings(deadline=5000)  # 65536 names compressed and expanded twice: bounded, not instant
+@settings(deadline=None)  # 65536 names compressed and expanded twice: bounded, not instant (and a loaded machine is slow)
 @example("n[0-60000]x[0-60000]")  # once four billion names, built one by one
 @example("n" + "9" * 5000)  # once a ValueError from compress
 @example("n[²]")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import struct
-import time
 from pathlib import Path
 
 import numpy as np
@@ -175,13 +174,14 @@ def test_no_figures_left_open(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_fast_on_philly_sized_trace(tmp_path: Path) -> None:
+def test_charts_of_a_philly_sized_trace(tmp_path: Path) -> None:
+    """111,000 jobs are drawn (how fast is bench/'s business: a timed unit test fails on a
+    loaded machine for no fault of the code)."""
     recs, cap = synthetic(111_000)
     for call in (
         lambda: gantt(recs, cap, tmp_path / "g.png"),
         lambda: gantt(recs, cap, tmp_path / "gw.png", window=(0.0, 30 * 86400.0)),
         lambda: utilization_chart(recs, cap, tmp_path / "u.png"),
     ):
-        t0 = time.perf_counter()
-        png_size(call())
-        assert time.perf_counter() - t0 < 5.0
+        width, height = png_size(call())
+        assert width > 0 and height > 0
