@@ -1,0 +1,79 @@
+"""srun as Slurm 22.05 has it, against a live cluster: a step's ``-o/-e/-i`` files with their
+patterns, ``--immediate``, heterogeneous jobs refused, ``--cpus-per-task`` not inherited from the
+job, ``--export`` and the input variables (``SLURM_NPROCS``)."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import re
+
+import pytest
+
+pytestmark = [pytest.mark.live, pytest.mark.timeout(90)]
+
+CLUSTER = {"nodes": 2, "gpus_per_node": 4, "cpus_per_node": 4}
+SAY = 'echo out $SLURM_PROCID $SLURMD_NODENAME; echo err $SLURM_PROCID >&2'
+
+
+def _files(folder, glob: str) -> dict[str, str]:
+    return {p.name: p.read_text() for p in sorted(folder.glob(glob))}
+
+
+def test_output_per_task_takes_the_tasks_streams(live):
+    """``-o out-%t.txt``: a file per task, stderr with it (``-e`` follows ``-o``); srun prints nothing."""
+    r = live.run("srun", "-N2", "-n4", "-o", "pt-%t.txt", "bash", "-c", SAY, timeout=30)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    nodes = ["gpu01", "gpu01", "gpu02", "gpu02"]
+    assert _files(live.work, "pt-*.txt") == {f"pt-{t}.txt": f"out {t} {nodes[t]}\nerr {t}\n" for t in range(4)}
+
+
+def test_output_and_error_patterns_per_node_job_and_step(live):
+    r = live.run("srun", "-N2", "-n4", "-J", "nm", "-o", "pn-%N-%n-%x-%u.out", "-e", "pe-%j.%s-%2t.err",
+                 "bash", "-c", SAY, timeout=30)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    user = pwd.getpwuid(os.getuid()).pw_name
+    outs = _files(live.work, "pn-*.out")
+    assert sorted(outs) == [f"pn-gpu01-0-nm-{user}.out", f"pn-gpu02-1-nm-{user}.out"]
+    assert [sorted(t.splitlines()) for t in outs.values()] == [["out 0 gpu01", "out 1 gpu01"],
+                                                              ["out 2 gpu02", "out 3 gpu02"]]
+    errs = _files(live.work, "pe-*.err")
+    (job,) = {re.fullmatch(r"pe-(\d+)\.0-0\d\.err", name).group(1) for name in errs}
+    assert errs == {f"pe-{job}.0-0{t}.err": f"err {t}\n" for t in range(4)}
+
+
+def test_one_output_file_is_written_by_srun(live):
+    """A name without a per-task pattern is one file for the step, ``-l`` labels included."""
+    r = live.run("srun", "-n2", "-l", "-o", "one-%j.txt", "bash", "-c", SAY, timeout=30)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    (text,) = _files(live.work, "one-*.txt").values()
+    assert sorted(text.splitlines()) == ["0: err 0", "0: out 0 gpu01", "1: err 1", "1: out 1 gpu01"]
+    r = live.run("srun", "-n2", "-o", "two.txt", "-e", "none", "bash", "-c", SAY, timeout=30)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    assert sorted((live.work / "two.txt").read_text().splitlines()) == ["out 0 gpu01", "out 1 gpu01"]
+
+
+def test_output_of_one_task_or_none(live):
+    r = live.run("srun", "-n3", "-o", "1", "bash", "-c", SAY, timeout=30)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "out 1 gpu01\n", "err 1\n")
+    r = live.run("srun", "-n2", "-o", "none", "bash", "-c", SAY, timeout=30)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+
+
+def test_input_per_task(live):
+    for t in range(2):
+        (live.work / f"in-{t}.txt").write_text(f"for task {t}\n")
+    r = live.run("srun", "-N2", "-n2", "-l", "-i", "in-%t.txt", "cat", input="not this\n", timeout=30)
+    assert (r.returncode, sorted(r.stdout.splitlines())) == (0, ["0: for task 0", "1: for task 1"])
+
+
+def test_output_in_a_batch_step_and_a_file_that_cannot_be_opened(live):
+    job_id = live.sbatch("-N1", "-o", "batch-%j.out", script="#!/bin/bash\nsrun -o st-%j.%s.%t printenv SLURMD_NODENAME\n"
+                         "srun -o st-%j.%s.%t printenv SLURMD_NODENAME\n")
+    assert live.wait(job_id)["state"] == "COMPLETED"
+    assert (live.work / f"batch-{job_id}.out").read_text() == ""
+    assert _files(live.work, f"st-{job_id}.*") == {f"st-{job_id}.0.0": "gpu01\n", f"st-{job_id}.1.0": "gpu01\n"}
+    r = live.run("srun", "-o", "no-such-dir/%t.out", "true", timeout=30)
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.splitlines()[0] == (f"slurmstepd-gpu01: error: Could not open stdout file "
+                                         f"{live.work}/no-such-dir/0.out: No such file or directory")
