@@ -21,7 +21,7 @@ import time
 
 from minislurm.cli.jobhelp import early_answer
 from minislurm.client import Client, ClientError
-from minislurm.cli.allocation import keep_alive, release
+from minislurm.cli.allocation import immediate_seconds, keep_alive, release, wait_immediate
 from minislurm.core.options import combine, env_options, parse_options
 from minislurm.core.optvalues import OptionError
 from minislurm.core.spec import spec_to_dict
@@ -73,7 +73,11 @@ def main(argv: list[str]) -> int:
         return 1
     job_id = reply["job_id"]
     try:
-        job = _wait_for_start(client, job_id)
+        immediate = immediate_seconds(spec)
+        job = _wait_for_start(client, job_id) if immediate is None else wait_immediate(client, job_id, immediate)
+    except ClientError as exc:
+        print(f"salloc: error: Unable to allocate resources: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         client.call("DELETE", f"/jobs/{job_id}")
         print(f"salloc: Job allocation {job_id} has been revoked.", file=sys.stderr)

@@ -81,6 +81,7 @@ class Opt:
 
 
 _NOT_SALLOC = {"output", "error", "input", "open-mode", "export"}
+_SALLOC_FROM_SRUN = {"immediate"}  # salloc's own besides what sbatch and srun share
 
 
 def _load() -> dict[str, tuple[Opt, ...]]:
@@ -93,7 +94,7 @@ def _load() -> dict[str, tuple[Opt, ...]]:
         for code, prog in (("b", "sbatch"), ("r", "srun")):
             if code in progs:
                 tables[prog].append(opt)
-        if "b" in progs and "r" in progs and name not in _NOT_SALLOC:
+        if ("b" in progs and "r" in progs and name not in _NOT_SALLOC) or name in _SALLOC_FROM_SRUN:
             tables["salloc"].append(opt)
     return {prog: tuple(opts) for prog, opts in tables.items()}
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import pwd
 import re
+import time
 
 import pytest
 
@@ -77,3 +78,28 @@ def test_output_in_a_batch_step_and_a_file_that_cannot_be_opened(live):
     assert r.returncode == 1 and r.stdout == ""
     assert r.stderr.splitlines()[0] == (f"slurmstepd-gpu01: error: Could not open stdout file "
                                          f"{live.work}/no-such-dir/0.out: No such file or directory")
+
+
+BUSY = "error: Unable to allocate resources: Requested nodes are busy\n"
+
+
+def test_immediate_gives_up_when_the_nodes_are_busy(live):
+    live.reset()
+    blocker = live.sbatch("-N2", "--gres=gpu:4", "--wrap", "sleep 300")
+    live.wait(blocker, "RUNNING")
+    try:
+        for command, at_least in ((["srun", "--immediate"], 0), (["srun", "-I2"], 2),
+                                  (["salloc", "--immediate=1"], 0)):
+            start = time.monotonic()
+            r = live.run(*command, "-N1", "--gres=gpu:1", "true", timeout=30)
+            prog = command[0]
+            assert (r.returncode, r.stdout, r.stderr) == (1, "", f"{prog}: {BUSY}"), command
+            assert at_least <= time.monotonic() - start < at_least + 10, command
+        # nothing is left waiting: each request was taken back
+        left = [j for j in live.api.call("GET", "/jobs")["jobs"] if j["state"] == "PENDING"]
+        assert left == []
+    finally:
+        live.run("scancel", str(blocker))
+    live.idle()
+    r = live.run("srun", "--immediate", "-N1", "--gres=gpu:1", "echo", "ran", timeout=30)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "ran\n", "")
