@@ -22,7 +22,7 @@ import time
 from minislurm.cli.jobhelp import early_answer
 from minislurm.client import Client, ClientError
 from minislurm.cli.allocation import immediate_seconds, keep_alive, release, wait_immediate
-from minislurm.core.options import combine, env_options, parse_options
+from minislurm.core.options import combine, env_options, parse_options, refuse_hetjob
 from minislurm.core.optvalues import OptionError
 from minislurm.core.spec import spec_to_dict
 
@@ -57,6 +57,7 @@ def main(argv: list[str]) -> int:
     now = time.time()
     try:
         cli, rest = parse_options(argv, prog="salloc", now=now)
+        refuse_hetjob("salloc", rest, het_group="het-group" in cli.extra)
         spec = combine(None, env_options(os.environ, prog="salloc", now=now), cli, prog="salloc")
     except OptionError as exc:
         print(exc.text, file=sys.stderr)

@@ -14,7 +14,7 @@ from minislurm.core import errors
 from minislurm.core.cluster import MAX_SCRIPT_SIZE
 from minislurm.core.directives import build_spec, default_job_name, wrap_script
 from minislurm.core.hostlist import compress
-from minislurm.core.options import split_options
+from minislurm.core.options import refuse_hetjob, split_options
 from minislurm.core.optvalues import OptionError
 from minislurm.core.spec import spec_to_dict
 from minislurm.core.timefmt import format_timestamp
@@ -91,6 +91,7 @@ def main(argv: list[str]) -> int:
     now = time.time()
     try:
         pairs, rest = split_options(argv, prog="sbatch")
+        refuse_hetjob("sbatch", rest)  # before the script is read: a ':' is no file name
         wrap = any(o.key == "wrap" for o, _ in pairs)
         script, path = (None, None) if wrap else _read_script(rest)
         spec, rest = build_spec(script, os.environ, argv, now=now, path=path or "(stdin)")

@@ -26,7 +26,7 @@ from minislurm.cli.allocation import allocate, call_until_heard, existing_alloca
 from minislurm.cli.launch import run_step
 from minislurm.cli.stepinput import input_source, pty_refused, window_size
 from minislurm.client import Client, ClientError, umask_text
-from minislurm.core.options import combine, env_options, parse_options
+from minislurm.core.options import combine, env_options, parse_options, refuse_hetjob
 from minislurm.core.optvalues import OptionError
 from minislurm.core.patterns import expand_pattern, step_io
 
@@ -37,6 +37,7 @@ def main(argv: list[str]) -> int:
     now = time.time()
     try:
         cli, rest = parse_options(argv, prog="srun", now=now)
+        refuse_hetjob("srun", rest, het_group="het-group" in cli.extra)
         env_spec = env_options(os.environ, prog="srun", now=now)
         spec = combine(None, env_spec, cli, prog="srun")
     except OptionError as exc:

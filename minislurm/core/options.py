@@ -197,6 +197,16 @@ def apply_options(pairs: Pairs, *, prog: str = "sbatch", now: float) -> JobSpec:
     return spec
 
 
+def refuse_hetjob(prog: str, rest: list[str], *, het_group: bool = False) -> None:
+    """A heterogeneous job (``srun A : B``, ``sbatch -N1 : -N2 job.sh``, ``--het-group``) is
+    refused before anything is asked of the controller: minislurm has no components, and
+    running the first alone would leave the others' tasks waiting for peers that never come.
+    For sbatch only a ``:`` before the script counts (after it, words are the script's)."""
+    colon = (rest[:1] == [":"]) if prog == "sbatch" else ":" in rest
+    if colon or het_group:
+        raise OptionError(f"{prog}: error: {errors.HETJOB_UNSUPPORTED}", 1)
+
+
 def parse_options(words: list[str], *, prog: str = "sbatch", now: float) -> tuple[JobSpec, list[str]]:
     """Parse command-line words into a JobSpec and the positional words left over."""
     pairs, rest = split_options(words, prog=prog)

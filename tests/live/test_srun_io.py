@@ -103,3 +103,23 @@ def test_immediate_gives_up_when_the_nodes_are_busy(live):
     live.idle()
     r = live.run("srun", "--immediate", "-N1", "--gres=gpu:1", "echo", "ran", timeout=30)
     assert (r.returncode, r.stdout, r.stderr) == (0, "ran\n", "")
+
+
+HETJOB = "error: Heterogeneous jobs are not supported by minislurm\n"
+
+
+def test_heterogeneous_jobs_are_refused_at_submission(live):
+    """Never one component alone (torchx ``-j 2x2`` waited forever for the second's tasks)."""
+    before = len(live.api.call("GET", "/jobs")["jobs"])
+    for argv in (["srun", "-N1", "hostname", ":", "-N1", "hostname"], ["srun", "--het-group=0", "hostname"],
+                 ["salloc", "-N1", ":", "-N1", "true"], ["sbatch", "-N1", ":", "-N1", "--wrap", "true"]):
+        r = live.run(*argv, timeout=30)
+        assert (r.returncode, r.stdout, r.stderr) == (1, "", f"{argv[0]}: {HETJOB}"), argv
+    r = live.run("sbatch", input="#!/bin/sh\n#SBATCH -N1\n#SBATCH hetjob\n#SBATCH -N1\nsrun true\n", timeout=30)
+    assert (r.returncode, r.stdout, r.stderr) == (1, "", f"sbatch: {HETJOB}")
+    assert len(live.api.call("GET", "/jobs")["jobs"]) == before  # nothing reached the controller
+    # after the script's name a ':' is only an argument of the script
+    (live.work / "args.sh").write_text("#!/bin/sh\necho \"$@\"\n")
+    job_id = live.sbatch("-o", "args-%j.out", "args.sh", ":", "x")
+    assert live.wait(job_id)["state"] == "COMPLETED"
+    assert (live.work / f"args-{job_id}.out").read_text() == ": x\n"
