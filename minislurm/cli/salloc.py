@@ -36,6 +36,8 @@ def allocation_env(job: dict) -> dict[str, str]:
            "SLURM_SUBMIT_DIR": os.getcwd(), "SLURM_SUBMIT_HOST": socket.gethostname()}
     if job.get("ntasks_given"):
         env.update(SLURM_NTASKS=job["num_tasks"], SLURM_NPROCS=job["num_tasks"])
+    if job.get("cpus_per_task_given"):  # only set, not read by srun since 22.05 (SRUN_CPUS_PER_TASK is)
+        env["SLURM_CPUS_PER_TASK"] = job["cpus_per_task_given"]
     return {k: str(v) for k, v in env.items()}
 
 
@@ -89,6 +91,7 @@ def main(argv: list[str]) -> int:
     print(f"salloc: Granted job allocation {job_id}", file=sys.stderr, flush=True)
     threading.Thread(target=keep_alive, args=(job_id,), daemon=True).start()
     job["ntasks_given"] = spec.ntasks is not None
+    job["cpus_per_task_given"] = spec.cpus_per_task
     env = dict(os.environ, **allocation_env(job))
     # The shell owns the terminal; salloc itself ignores Ctrl-C while it waits for it, as Slurm's does.
     old = signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -218,7 +218,8 @@ def parse_options(words: list[str], *, prog: str = "sbatch", now: float) -> tupl
 
 
 # Input environment variables (sbatch and srun man pages), in the order Slurm reads them;
-# a later variable for the same option wins (SLURM_NTASKS over SLURM_NPROCS).
+# a later variable for the same option wins (SLURM_NTASKS over SLURM_NPROCS).  Since 22.05 srun
+# reads SRUN_CPUS_PER_TASK, not SLURM_CPUS_PER_TASK: a step does not inherit the job's -c.
 _ENV = {
     "sbatch": """SBATCH_ACCOUNT account SBATCH_ARRAY_INX array SBATCH_ACCTG_FREQ acctg-freq
         SBATCH_BATCH batch SBATCH_BURST_BUFFER bb SBATCH_CLUSTER_CONSTRAINT cluster-constraint
@@ -244,7 +245,7 @@ _ENV = {
     "srun": """SLURM_ACCOUNT account SLURM_ACCTG_FREQ acctg-freq SLURM_BCAST bcast
         SLURM_BURST_BUFFER bb SLURM_CLUSTERS clusters SLURM_CLUSTER_CONSTRAINT cluster-constraint
         SLURM_COMPRESS compress SLURM_CONSTRAINT constraint SLURM_CORE_SPEC core-spec
-        SLURM_CPUS_PER_TASK cpus-per-task SLURM_CPU_BIND cpu-bind SLURM_CPU_FREQ_REQ cpu-freq
+        SRUN_CPUS_PER_TASK cpus-per-task SLURM_CPU_BIND cpu-bind SLURM_CPU_FREQ_REQ cpu-freq
         SLURM_CPUS_PER_GPU cpus-per-gpu SLURM_DELAY_BOOT delay-boot SLURM_DEPENDENCY dependency
         SLURM_DISABLE_STATUS disable-status SLURM_DISTRIBUTION distribution SLURM_EPILOG epilog
         SLURM_EXACT exact SLURM_EXCLUSIVE exclusive SLURM_EXPORT_ENV export

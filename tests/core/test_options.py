@@ -322,8 +322,10 @@ def test_srun_input_variables():
     env = {"SLURM_NPROCS": "4", "SLURM_NTASKS": "8", "SLURM_JOB_NUM_NODES": "2",
            "SLURM_CPUS_PER_TASK": "6", "SLURM_JOB_ID": "77", "SBATCH_PARTITION": "ignored"}
     spec = env_options(env, prog="srun", now=NOW)
-    assert (spec.ntasks, spec.nodes_min, spec.cpus_per_task) == (8, 2, 6)
+    # 22.05: srun does not read SLURM_CPUS_PER_TASK (the job's -c), only SRUN_CPUS_PER_TASK
+    assert (spec.ntasks, spec.nodes_min, spec.cpus_per_task) == (8, 2, None)
     assert spec.partition is None and spec.extra["jobid"] == "77"
+    assert env_options({**env, "SRUN_CPUS_PER_TASK": "3"}, prog="srun", now=NOW).cpus_per_task == 3
 
 
 def test_combine_precedence_and_memory_rules():

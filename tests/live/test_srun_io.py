@@ -123,3 +123,19 @@ def test_heterogeneous_jobs_are_refused_at_submission(live):
     job_id = live.sbatch("-o", "args-%j.out", "args.sh", ":", "x")
     assert live.wait(job_id)["state"] == "COMPLETED"
     assert (live.work / f"args-{job_id}.out").read_text() == ": x\n"
+
+
+def test_a_step_does_not_inherit_the_jobs_cpus_per_task(live):
+    """Slurm 22.05: srun ignores SLURM_CPUS_PER_TASK (set in the job's environment by sbatch -c
+    and salloc -c); ``srun -c`` or SRUN_CPUS_PER_TASK asks for more CPUs per task."""
+    script = ("#!/bin/bash\necho job $SLURM_CPUS_PER_TASK\nsrun -n2 bash -c 'echo task $SLURM_PROCID'\n"
+              "SRUN_CPUS_PER_TASK=2 srun -n2 true || echo refused\nsrun -n1 -c2 true && echo c2\n")
+    job_id = live.sbatch("-N1", "-n1", "-c2", "-o", "cpt-%j.out", script=script)
+    assert live.wait(job_id)["state"] == "COMPLETED"
+    lines = (live.work / f"cpt-{job_id}.out").read_text().splitlines()
+    assert lines[0] == "job 2" and sorted(lines[1:3]) == ["task 0", "task 1"]
+    assert lines[3:] == [f"srun: error: Unable to create step for job {job_id}: More processors requested than "
+                         "permitted", "refused", "c2"]
+    r = live.run("salloc", "-N1", "-n1", "-c2", "bash", "-c",
+                 "echo $SLURM_CPUS_PER_TASK; srun -n2 echo ran", timeout=60)
+    assert r.returncode == 0 and r.stdout == "2\nran\nran\n", r.stderr
