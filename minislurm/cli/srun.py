@@ -26,7 +26,7 @@ from minislurm.cli.allocation import allocate, call_until_heard, existing_alloca
 from minislurm.cli.launch import run_step
 from minislurm.cli.stepinput import input_source, pty_refused, window_size
 from minislurm.client import Client, ClientError, umask_text
-from minislurm.core.options import combine, env_options, parse_options, refuse_hetjob
+from minislurm.core.options import combine, env_options, exported, parse_options, refuse_hetjob
 from minislurm.core.optvalues import OptionError
 from minislurm.core.patterns import expand_pattern, step_io
 
@@ -80,7 +80,7 @@ def main(argv: list[str]) -> int:
         if own_allocation:
             release(client, own_allocation, 1)
         return 1
-    env = dict(os.environ)
+    env = exported(os.environ, spec.export)  # what the tasks get of srun's environment
     env.setdefault("SLURM_UMASK", umask_text())
     if pty:
         env.update(SLURM_PTY_WIN_ROW=str(pty[0]), SLURM_PTY_WIN_COL=str(pty[1]))

@@ -197,6 +197,30 @@ def apply_options(pairs: Pairs, *, prog: str = "sbatch", now: float) -> JobSpec:
     return spec
 
 
+def exported(environ: Mapping[str, str], export: str | None) -> dict[str, str]:
+    """The environment ``--export`` lets through to the job (sbatch) or the tasks (srun):
+    ``ALL`` (the default) all of it; ``NONE`` only the ``SLURM_*`` variables; a list such as
+    ``EDITOR,ALL,FOO=bar`` the ``SLURM_*`` variables, the names listed with their current values,
+    everything if ``ALL`` is among them, and the ``NAME=value`` items, which win over the
+    caller's own value of the name."""
+    mode = (export or "ALL").upper()
+    if mode == "ALL":
+        return dict(environ)
+    slurm = {k: v for k, v in environ.items() if k.startswith("SLURM_")}
+    if mode == "NONE":
+        return slurm
+    items = [e for e in export.split(",") if e]
+    keep = dict(environ) if any(e.upper() == "ALL" for e in items) else slurm
+    for item in items:
+        if "=" not in item and item.upper() not in ("ALL", "NONE") and item in environ:
+            keep[item] = environ[item]
+    for item in items:  # a value given wins over ALL and over a name listed
+        if "=" in item:
+            name, _, value = item.partition("=")
+            keep[name] = value
+    return keep
+
+
 def refuse_hetjob(prog: str, rest: list[str], *, het_group: bool = False) -> None:
     """A heterogeneous job (``srun A : B``, ``sbatch -N1 : -N2 job.sh``, ``--het-group``) is
     refused before anything is asked of the controller: minislurm has no components, and

@@ -139,3 +139,34 @@ def test_a_step_does_not_inherit_the_jobs_cpus_per_task(live):
     r = live.run("salloc", "-N1", "-n1", "-c2", "bash", "-c",
                  "echo $SLURM_CPUS_PER_TASK; srun -n2 echo ran", timeout=60)
     assert r.returncode == 0 and r.stdout == "2\nran\nran\n", r.stderr
+
+
+SHOW = 'echo ${FOO-unset} ${BAR-unset} ${BAZ-unset} ${SLURM_JOB_ID:+job}'
+
+
+def test_export_decides_what_the_tasks_get(live):
+    env = {"FOO": "1", "BAR": "2"}
+    for export, seen in ((None, "1 2 unset job"), ("ALL", "1 2 unset job"), ("NONE", "unset unset unset job"),
+                         ("FOO,BAZ=3", "1 unset 3 job"), ("ALL,FOO=9", "9 2 unset job"),
+                         ("FOO=9,ALL", "9 2 unset job")):
+        flags = [f"--export={export}"] if export else []
+        r = live.run("srun", "-n2", *flags, "sh", "-c", SHOW, env=env, timeout=30)
+        assert (r.returncode, r.stdout, r.stderr) == (0, f"{seen}\n" * 2, ""), export
+    r = live.run("srun", "sh", "-c", SHOW, env={**env, "SLURM_EXPORT_ENV": "BAR"}, timeout=30)
+    assert (r.returncode, r.stdout) == (0, "unset 2 unset job\n")
+
+
+def test_input_variables_shape_the_step(live):
+    """srun reads SLURM_NPROCS, SLURM_NTASKS_PER_NODE, SLURM_JOB_NAME ... as options."""
+    r = live.run("srun", "sh", "-c", "echo $SLURM_PROCID", env={"SLURM_NPROCS": "3"}, timeout=30)
+    assert (r.returncode, sorted(r.stdout.split())) == (0, ["0", "1", "2"])
+    r = live.run("srun", "-N2", "sh", "-c", "echo $SLURMD_NODENAME $SLURM_LOCALID",
+                 env={"SLURM_NTASKS_PER_NODE": "2"}, timeout=30)
+    assert (r.returncode, sorted(r.stdout.splitlines())) == (0, ["gpu01 0", "gpu01 1", "gpu02 0", "gpu02 1"])
+    r = live.run("srun", "-o", "one", "sh", "-c", "echo $SLURM_PROCID", env={"SLURM_STDOUTMODE": "1",
+                                                                             "SLURM_NPROCS": "2"}, timeout=30)
+    assert (r.returncode, r.stdout) == (0, "")  # the command line wins: -o one (a file)
+    assert (live.work / "one").read_text() in ("0\n1\n", "1\n0\n")
+    r = live.run("srun", "sh", "-c", "echo $SLURM_PROCID", env={"SLURM_STDOUTMODE": "1", "SLURM_NPROCS": "2"},
+                 timeout=30)
+    assert (r.returncode, r.stdout) == (0, "1\n")
