@@ -119,7 +119,8 @@ def main(argv: list[str]) -> int:
 
 class Unopened(Exception):
     def __init__(self, what: str, path: str, why: str):
-        super().__init__(f"Could not open {what} file {path}: {why}")
+        super().__init__(f"Could not open {what} file: {why}")  # as for -i FILE (checked on the twin)
+        self.path = path
 
 
 def step_files(spec, step: dict, cwd: str) -> tuple[dict, dict, list]:

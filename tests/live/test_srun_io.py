@@ -66,6 +66,12 @@ def test_input_per_task(live):
         (live.work / f"in-{t}.txt").write_text(f"for task {t}\n")
     r = live.run("srun", "-N2", "-n2", "-l", "-i", "in-%t.txt", "cat", input="not this\n", timeout=30)
     assert (r.returncode, sorted(r.stdout.splitlines())) == (0, ["0: for task 0", "1: for task 1"])
+    # a pattern without %t, %n or %N is one file, which srun opens and every task reads
+    (live.work / f"in-{pwd.getpwuid(os.getuid()).pw_name}.txt").write_text("for all\n")
+    r = live.run("srun", "-n2", "-i", "in-%u.txt", "cat", input="not this\n", timeout=30)
+    assert (r.returncode, r.stdout) == (0, "for all\nfor all\n")
+    r = live.run("srun", "-i", "missing-%u.txt", "cat", timeout=30)
+    assert (r.returncode, r.stderr) == (1, "srun: error: Could not open stdin file: No such file or directory\n")
 
 
 def test_output_in_a_batch_step_and_a_file_that_cannot_be_opened(live):
@@ -76,6 +82,8 @@ def test_output_in_a_batch_step_and_a_file_that_cannot_be_opened(live):
     assert _files(live.work, f"st-{job_id}.*") == {f"st-{job_id}.0.0": "gpu01\n", f"st-{job_id}.1.0": "gpu01\n"}
     r = live.run("srun", "-o", "no-such-dir/%t.out", "true", timeout=30)
     assert r.returncode == 1 and r.stdout == ""
+    r2 = live.run("srun", "-o", "no-such-dir/all.out", "true", timeout=30)
+    assert (r2.returncode, r2.stderr) == (1, "srun: error: Could not open stdout file: No such file or directory\n")
     assert r.stderr.splitlines()[0] == (f"slurmstepd-gpu01: error: Could not open stdout file "
                                          f"{live.work}/no-such-dir/0.out: No such file or directory")
 
