@@ -75,8 +75,8 @@ def test_input_per_task(live):
 
 
 def test_output_in_a_batch_step_and_a_file_that_cannot_be_opened(live):
-    job_id = live.sbatch("-N1", "-o", "batch-%j.out", script="#!/bin/bash\nsrun -o st-%j.%s.%t printenv SLURMD_NODENAME\n"
-                         "srun -o st-%j.%s.%t printenv SLURMD_NODENAME\n")
+    step = "srun -o st-%j.%s.%t printenv SLURMD_NODENAME\n"
+    job_id = live.sbatch("-N1", "-o", "batch-%j.out", script=f"#!/bin/bash\n{step}{step}")
     assert live.wait(job_id)["state"] == "COMPLETED"
     assert (live.work / f"batch-{job_id}.out").read_text() == ""
     assert _files(live.work, f"st-{job_id}.*") == {f"st-{job_id}.0.0": "gpu01\n", f"st-{job_id}.1.0": "gpu01\n"}
