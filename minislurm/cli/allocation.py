@@ -12,17 +12,51 @@ from minislurm.client import Client, ClientError
 from minislurm.core.spec import spec_to_dict
 
 RELEASE_PATIENCE = 120.0  # seconds srun keeps trying to give its allocation back
+NODES_BUSY = "Requested nodes are busy"
+
+
+def immediate_seconds(spec) -> float | None:
+    """``--immediate[=secs]``: how long srun or salloc waits for its allocation before giving up
+    (1 second without a value, as Slurm's default); None: as long as it takes."""
+    value = spec.extra.get("immediate")
+    if value is None:
+        return None
+    try:
+        seconds = int(value) if value else 1
+    except ValueError:
+        seconds = 1
+    return float(max(seconds, 1))
+
+
+def wait_immediate(client: Client, job_id: int, seconds: float) -> dict:
+    """Wait at most ``seconds`` for the job to start; if it has not, take the request back and
+    raise ClientError(NODES_BUSY), the words srun and salloc then print, as Slurm's do."""
+    deadline = time.monotonic() + seconds
+    job = client.call("GET", f"/jobs/{job_id}/wait", query={"until": "start", "timeout": min(seconds, 30)})
+    while job["state"] == "PENDING" and time.monotonic() < deadline:
+        left = min(deadline - time.monotonic(), 30)
+        job = client.call("GET", f"/jobs/{job_id}/wait", query={"until": "start", "timeout": max(left, 0.05)},
+                          timeout=60)
+    if job["state"] == "PENDING":
+        release(client, job_id, 1)
+        raise ClientError(NODES_BUSY)
+    return job
 
 
 def allocate(client: Client, spec, argv: list[str]) -> int:
-    """No allocation yet: ask for one and wait for it, saying so if it does not come at once."""
+    """No allocation yet: ask for one and wait for it, saying so if it does not come at once
+    (with ``--immediate``, not longer than it says: :func:`wait_immediate`)."""
     name = spec.job_name or os.path.basename(argv[0])
     reply = client.call("POST", "/jobs", {
         "spec": spec_to_dict(spec), "batch": False, "environment": {}, "work_dir": os.getcwd(),
         "uid": os.getuid(), "gid": os.getgid(), "submit_host": socket.gethostname(),
         "default_name": name, "command": " ".join(argv)})
     job_id = reply["job_id"]
-    job = client.call("GET", f"/jobs/{job_id}/wait", query={"until": "start", "timeout": 0.5})
+    immediate = immediate_seconds(spec)
+    if immediate is not None:
+        job = wait_immediate(client, job_id, immediate)
+    else:
+        job = client.call("GET", f"/jobs/{job_id}/wait", query={"until": "start", "timeout": 0.5})
     if job["state"] == "PENDING":
         print(f"srun: job {job_id} queued and waiting for resources", file=sys.stderr)
         while job["state"] == "PENDING":

@@ -60,7 +60,7 @@ gres-flags | flags | how GRES are bound to CPUs (enforce-binding, ...)
 r:het-group | index | the components of a heterogeneous job to run in
 hold | - | submit it held (until scontrol release)
 b:ignore-pbs | - | ignore #PBS and #BSUB lines of the script
-r:immediate | secs | give up unless resources are free within secs
+ra:immediate | secs | give up unless resources are free within secs
 b:input | in | the file the batch script reads as stdin
 r:input | in | the tasks' stdin: all, none, a task or a file
 r:interactive | - | an interactive step (salloc's default command)

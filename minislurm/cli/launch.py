@@ -33,14 +33,21 @@ class Relay:
     lines never mix mid-line, and ``-l`` puts the task number before each.  Only ``-u``
     (unbuffered) or a terminal (``--pty``) passes the bytes on as they come, prompts too."""
 
-    def __init__(self, label: bool, whole_lines: bool = True):
+    def __init__(self, label: bool, whole_lines: bool = True, out=None, err=None,
+                 only: tuple[int | None, int | None] = (None, None)):
+        """``out``/``err``: where each stream goes (srun's own by default; a file of ``srun -o``);
+        ``only``: the one task whose stdout, stderr is shown (``srun -o N``), None for all."""
+        self.targets = {"o": out or sys.stdout, "e": err or sys.stderr}
+        self.only = dict(zip("oe", only))
         self.label = label
         self.whole_lines = whole_lines or label
         self.partial: dict[tuple[int, str], str] = {}
         self.events: queue.Queue = queue.Queue()
 
     def write(self, task: int, kind: str, text: str) -> None:
-        out = sys.stdout if kind == "o" else sys.stderr
+        if self.only[kind] is not None and task != self.only[kind]:
+            return
+        out = self.targets[kind]
         if self.whole_lines:
             *lines, text = (self.partial.pop((task, kind), "") + text).split("\n")
             if text:
@@ -55,7 +62,7 @@ class Relay:
         for kind in "oe":
             rest = self.partial.pop((task, kind), "")
             if rest:
-                out = sys.stdout if kind == "o" else sys.stderr
+                out = self.targets[kind]
                 out.write(f"{task}: {rest}\n" if self.label else rest)
                 out.flush()
 
@@ -195,16 +202,19 @@ def own_address() -> str:
 
 def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool, unbuffered: bool = False,
              gpus_per_task: int | None, quit_on_intr: bool = False, usage: dict | None = None,
-             stdin: Input = NOTHING, pty: tuple[int, int] | None = None) -> int:
+             stdin: Input = NOTHING, pty: tuple[int, int] | None = None, streams: dict | None = None,
+             files: dict | None = None) -> int:
     """Start the step's tasks on all its nodes and relay until they end; returns srun's exit code.
     ``usage`` gets what the tasks used, as the nodes report it: CPU added up, the largest memory.
     ``stdin`` is what srun forwards, and to which tasks (see :mod:`.stepinput`); ``pty`` (rows,
-    columns) runs task 0 on a pseudo-terminal of that size."""
-    relay = Relay(label, whole_lines=not unbuffered and pty is None)
+    columns) runs task 0 on a pseudo-terminal of that size.  ``streams`` may send the output
+    elsewhere (``out``, ``err``, ``only``: see :class:`Relay`); ``files`` are the per-task file names the agents open
+    (``output_file``, ``error_file``, ``input_file``: see :mod:`minislurm.slurmd.tasks`)."""
+    relay = Relay(label, whole_lines=not unbuffered and pty is None, **(streams or {}))
     # Who runs it, which tasks and which GPUs: the agents take these from the credential alone.
     body = {"credential": step["credential"], "job": step["job"], "argv": argv, "environment": env, "cwd": cwd,
             "gpus_per_task": gpus_per_task, "launcher": [own_address(), 0], "input": stdin.takes,
-            "pty": pty is not None, "winsize": list(pty or ())}
+            "pty": pty is not None, "winsize": list(pty or ()), **(files or {})}
     body["tree_width"] = step.get("tree_width", 50)
     for span in tree_spans(step["nodes"], body["tree_width"]):
         threading.Thread(target=_launch_span, args=(span, step["addrs"][span[0]], body, relay.events),

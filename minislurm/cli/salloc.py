@@ -21,8 +21,8 @@ import time
 
 from minislurm.cli.jobhelp import early_answer
 from minislurm.client import Client, ClientError
-from minislurm.cli.allocation import keep_alive, release
-from minislurm.core.options import combine, env_options, parse_options
+from minislurm.cli.allocation import immediate_seconds, keep_alive, release, wait_immediate
+from minislurm.core.options import combine, env_options, parse_options, refuse_hetjob
 from minislurm.core.optvalues import OptionError
 from minislurm.core.spec import spec_to_dict
 
@@ -36,6 +36,8 @@ def allocation_env(job: dict) -> dict[str, str]:
            "SLURM_SUBMIT_DIR": os.getcwd(), "SLURM_SUBMIT_HOST": socket.gethostname()}
     if job.get("ntasks_given"):
         env.update(SLURM_NTASKS=job["num_tasks"], SLURM_NPROCS=job["num_tasks"])
+    if job.get("cpus_per_task_given"):  # only set, not read by srun since 22.05 (SRUN_CPUS_PER_TASK is)
+        env["SLURM_CPUS_PER_TASK"] = job["cpus_per_task_given"]
     return {k: str(v) for k, v in env.items()}
 
 
@@ -57,6 +59,7 @@ def main(argv: list[str]) -> int:
     now = time.time()
     try:
         cli, rest = parse_options(argv, prog="salloc", now=now)
+        refuse_hetjob("salloc", rest, het_group="het-group" in cli.extra)
         spec = combine(None, env_options(os.environ, prog="salloc", now=now), cli, prog="salloc")
     except OptionError as exc:
         print(exc.text, file=sys.stderr)
@@ -73,7 +76,11 @@ def main(argv: list[str]) -> int:
         return 1
     job_id = reply["job_id"]
     try:
-        job = _wait_for_start(client, job_id)
+        immediate = immediate_seconds(spec)
+        job = _wait_for_start(client, job_id) if immediate is None else wait_immediate(client, job_id, immediate)
+    except ClientError as exc:
+        print(f"salloc: error: Unable to allocate resources: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         client.call("DELETE", f"/jobs/{job_id}")
         print(f"salloc: Job allocation {job_id} has been revoked.", file=sys.stderr)
@@ -84,6 +91,7 @@ def main(argv: list[str]) -> int:
     print(f"salloc: Granted job allocation {job_id}", file=sys.stderr, flush=True)
     threading.Thread(target=keep_alive, args=(job_id,), daemon=True).start()
     job["ntasks_given"] = spec.ntasks is not None
+    job["cpus_per_task_given"] = spec.cpus_per_task
     env = dict(os.environ, **allocation_env(job))
     # The shell owns the terminal; salloc itself ignores Ctrl-C while it waits for it, as Slurm's does.
     old = signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -14,7 +14,7 @@ from minislurm.core import errors
 from minislurm.core.cluster import MAX_SCRIPT_SIZE
 from minislurm.core.directives import build_spec, default_job_name, wrap_script
 from minislurm.core.hostlist import compress
-from minislurm.core.options import split_options
+from minislurm.core.options import exported, refuse_hetjob, split_options
 from minislurm.core.optvalues import OptionError
 from minislurm.core.spec import spec_to_dict
 from minislurm.core.timefmt import format_timestamp
@@ -56,22 +56,7 @@ def _read_script(rest: list[str]) -> tuple[str, str | None]:
 
 def request_for(spec, script: str, rest: list[str], path: str | None) -> dict:
     """What the controller needs besides the options: script, environment, where to run."""
-    env = dict(os.environ)
-    export = (spec.export or "ALL").upper()
-    if export == "NONE":
-        env = {k: v for k, v in env.items() if k.startswith("SLURM_")}
-    elif export != "ALL":
-        names = [e for e in spec.export.split(",") if e]
-        keep = {k: v for k, v in env.items() if k.startswith("SLURM_")}
-        for item in names:
-            if item.upper() == "ALL":
-                keep = dict(env)
-            elif "=" in item:
-                k, _, v = item.partition("=")
-                keep[k] = v
-            elif item in env:
-                keep[item] = env[item]
-        env = keep
+    env = exported(os.environ, spec.export)
     for k in ("SLURM_JWT",):
         env.pop(k, None)
     env.setdefault("SLURM_UMASK", umask_text())
@@ -91,6 +76,7 @@ def main(argv: list[str]) -> int:
     now = time.time()
     try:
         pairs, rest = split_options(argv, prog="sbatch")
+        refuse_hetjob("sbatch", rest)  # before the script is read: a ':' is no file name
         wrap = any(o.key == "wrap" for o, _ in pairs)
         script, path = (None, None) if wrap else _read_script(rest)
         spec, rest = build_spec(script, os.environ, argv, now=now, path=path or "(stdin)")

@@ -8,8 +8,10 @@ waiting for resources``; :mod:`.allocation`).  It then starts the tasks and rela
 Every task reads srun's stdin (``echo hi | srun -n2 cat`` prints hi twice; ``--input=N`` or
 ``--input=none`` narrows that), and ``srun --pty bash`` gives task 0 a pseudo-terminal: an
 interactive shell on the node, its keys typed through srun's terminal (:mod:`.stepinput`).
-Not modelled: per-task input files (``--input=%t.in``), SLURM_PTY_PORT, and a window size
-that follows srun's terminal after it starts (it is passed once).
+``-o/-e/-i`` with a ``%t``, ``%n`` or ``%N`` pattern are files per task or node, opened on the
+nodes by the job's user; any other name is one file that srun opens (:func:`step_files`).
+Not modelled: SLURM_PTY_PORT, and a window size that follows srun's terminal after it starts
+(it is passed once).
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ from minislurm.cli.allocation import allocate, call_until_heard, existing_alloca
 from minislurm.cli.launch import run_step
 from minislurm.cli.stepinput import input_source, pty_refused, window_size
 from minislurm.client import Client, ClientError, umask_text
-from minislurm.core.options import combine, env_options, parse_options
+from minislurm.core.options import combine, env_options, exported, parse_options, refuse_hetjob
 from minislurm.core.optvalues import OptionError
+from minislurm.core.patterns import expand_pattern, step_io
 
 
 def main(argv: list[str]) -> int:
@@ -34,6 +37,7 @@ def main(argv: list[str]) -> int:
     now = time.time()
     try:
         cli, rest = parse_options(argv, prog="srun", now=now)
+        refuse_hetjob("srun", rest, het_group="het-group" in cli.extra)
         env_spec = env_options(os.environ, prog="srun", now=now)
         spec = combine(None, env_spec, cli, prog="srun")
     except OptionError as exc:
@@ -76,7 +80,7 @@ def main(argv: list[str]) -> int:
         if own_allocation:
             release(client, own_allocation, 1)
         return 1
-    env = dict(os.environ)
+    env = exported(os.environ, spec.export)  # what the tasks get of srun's environment
     env.setdefault("SLURM_UMASK", umask_text())
     if pty:
         env.update(SLURM_PTY_WIN_ROW=str(pty[0]), SLURM_PTY_WIN_COL=str(pty[1]))
@@ -85,15 +89,86 @@ def main(argv: list[str]) -> int:
     if own_allocation:
         threading.Thread(target=keep_alive, args=(own_allocation,), daemon=True).start()
     used: dict = {}
-    code = run_step(step, rest, env, cwd, label="label" in spec.extra,
-                    unbuffered="unbuffered" in spec.extra, gpus_per_task=gpt,
-                    quit_on_intr="quit-on-interrupt" in spec.extra, usage=used, stdin=stdin, pty=pty)
+    try:
+        streams, files, opened = step_files(spec, step, cwd)
+        if "stdin_path" in files:
+            path = files.pop("stdin_path")
+            try:
+                stdin = input_source(path)
+            except OSError as exc:
+                raise Unopened("stdin", path, exc.strerror) from None
+    except Unopened as exc:
+        print(f"srun: error: {exc}", file=sys.stderr)
+        code = 1
+    else:
+        try:
+            code = run_step(step, rest, env, cwd, label="label" in spec.extra,
+                            unbuffered="unbuffered" in spec.extra, gpus_per_task=gpt,
+                            quit_on_intr="quit-on-interrupt" in spec.extra, usage=used, stdin=stdin, pty=pty,
+                            streams=streams, files=files)
+        finally:
+            for f in opened:
+                f.close()
     call_until_heard(client, f"/jobs/{job_id}/steps/{step['step_id']}/complete",
                       {"exit_code": min(code, 255) if code < 128 else 0, "signal": code - 128 if code > 128 else 0,
                        "usage": used or None})
     if own_allocation:
         release(client, own_allocation, code)
     return code
+
+
+class Unopened(Exception):
+    def __init__(self, what: str, path: str, why: str):
+        super().__init__(f"Could not open {what} file: {why}")  # as for -i FILE (checked on the twin)
+        self.path = path
+
+
+def step_files(spec, step: dict, cwd: str) -> tuple[dict, dict, list]:
+    """Where ``-o/-e/-i`` send the step's streams, as Slurm's srun decides: a name with ``%t``,
+    ``%n`` or ``%N`` is a file per task or node, opened on the nodes (``files``, for the agents);
+    any other name is one file, which srun opens and writes what it relays into (``streams``);
+    a number shows one task's stream only; ``none`` is /dev/null.  ``-e`` not given follows
+    ``-o``.  Returns (streams for :class:`~minislurm.cli.launch.Relay`, files, srun's open files);
+    :class:`Unopened` if srun cannot open one."""
+    job = step["job"]
+    error = spec.error or spec.output
+
+    def local(pattern: str) -> str:
+        name = expand_pattern(pattern, job_id=job["job_id"], job_name=job.get("name", ""), user=job["user"],
+                              array_job_id=job.get("array_job_id"), array_task_id=job.get("array_task_id"),
+                              node=step["nodes"][0], step_id=step["step_id"],
+                              restart_count=job.get("restart_count", 0))
+        return os.path.join(cwd, name)
+
+    streams: dict = {"only": (None, None)}
+    files: dict = {}
+    opened: dict[str, object] = {}
+    mode = "a" if spec.open_mode == "append" else "w"
+    for key, what, value in (("out", "stdout", spec.output), ("err", "stderr", error)):
+        kind = step_io(value)
+        if kind in ("none", "tasks"):
+            files[f"{'output' if key == 'out' else 'error'}_file"] = value
+        elif kind == "task":
+            only = list(streams["only"])
+            only[key == "err"] = int(value)
+            streams["only"] = tuple(only)
+        elif kind == "file":
+            path = local(value)
+            if path not in opened:
+                try:
+                    opened[path] = open(path, mode, encoding="utf-8", errors="replace")
+                except OSError as exc:
+                    for f in opened.values():
+                        f.close()
+                    raise Unopened(what, path, exc.strerror) from None
+            streams[key] = opened[path]
+    if step_io(spec.input) == "tasks":
+        files["input_file"] = spec.input
+    elif step_io(spec.input) == "file" and "%" in spec.input:
+        files["stdin_path"] = local(spec.input)
+    if files.get("output_file") or files.get("error_file") or files.get("input_file"):
+        files["open_mode"] = spec.open_mode or "truncate"
+    return streams, files, list(opened.values())
 
 
 if __name__ == "__main__":

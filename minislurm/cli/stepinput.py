@@ -6,8 +6,8 @@ reads the same bytes (``--input=all``, the default), or only task N (``--input=N
 in ``while read x; do srun ...; done < list`` the first srun takes the rest of the list, as
 Slurm's does.  With ``--pty`` task 0 runs on a pseudo-terminal on its node; srun's own terminal
 is put in raw mode meanwhile, so that every key (Ctrl-C and Ctrl-D included) goes to it as typed.
-A file name with a %-pattern (one file per task, opened on the nodes) is not modelled: the
-tasks read /dev/null.
+A file name with ``%t``, ``%n`` or ``%N`` (one file per task or node) is opened on the nodes
+instead (:func:`minislurm.cli.srun.step_files`).
 """
 
 from __future__ import annotations

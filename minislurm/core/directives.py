@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from minislurm.core.options import OptionError, apply_options, combine, env_options, split_options
+from minislurm.core import errors
+from minislurm.core.options import OptionError, apply_options, combine, env_options, refuse_hetjob, split_options
 from minislurm.core.spec import JobSpec
 
 MAGIC = "#SBATCH"
@@ -75,7 +76,8 @@ def scan_directives(script: str, path: str = "<script>", *, warnings: list[str] 
     Only lines starting exactly with ``#SBATCH`` (or the legacy ``#SLURM``, which adds a warning
     to ``warnings``) count; ``#!``, other comments and blank lines are skipped; the first other
     line ends the scan.  A directive line mentioning ``hetjob`` starts the next component of a
-    heterogeneous job, which minislurm does not support, so the scan ends there too.
+    heterogeneous job, which minislurm does not support: the script is refused (OptionError),
+    never run with its first component alone.
     """
     words: list[str] = []
     warned = False
@@ -93,7 +95,7 @@ def scan_directives(script: str, path: str = "<script>", *, warnings: list[str] 
                 break
             continue
         if "hetjob" in line.lower() or "packjob" in line.lower():
-            break
+            raise _error(errors.HETJOB_UNSUPPORTED)
         words.extend(_line_words(rest, path, lineno))
     return words
 
@@ -152,6 +154,7 @@ def build_spec(script: str | None, environ: Mapping[str, str], argv_words: list[
     values.  ``script`` is None for ``--wrap``.  An unset job name gets sbatch's default.
     """
     pairs, rest = split_options(argv_words, prog="sbatch")
+    refuse_hetjob("sbatch", rest)
     wrap = any(o.key == "wrap" for o, _ in pairs)
     if wrap and rest:
         raise _error("Script arguments not permitted with --wrap option")

@@ -38,3 +38,4 @@ INVALID_TIME_VALUE = "Invalid time specified"
 BAD_TASK_COUNT = "Task count specification invalid"
 USER_ID_MISSING = "Invalid user id"
 PATHNAME_TOO_LONG = "Pathname of a file, directory or other parameter too long"
+HETJOB_UNSUPPORTED = "Heterogeneous jobs are not supported by minislurm"  # minislurm's own text

@@ -81,6 +81,7 @@ class Opt:
 
 
 _NOT_SALLOC = {"output", "error", "input", "open-mode", "export"}
+_SALLOC_FROM_SRUN = {"immediate"}  # salloc's own besides what sbatch and srun share
 
 
 def _load() -> dict[str, tuple[Opt, ...]]:
@@ -93,7 +94,7 @@ def _load() -> dict[str, tuple[Opt, ...]]:
         for code, prog in (("b", "sbatch"), ("r", "srun")):
             if code in progs:
                 tables[prog].append(opt)
-        if "b" in progs and "r" in progs and name not in _NOT_SALLOC:
+        if ("b" in progs and "r" in progs and name not in _NOT_SALLOC) or name in _SALLOC_FROM_SRUN:
             tables["salloc"].append(opt)
     return {prog: tuple(opts) for prog, opts in tables.items()}
 
@@ -196,6 +197,40 @@ def apply_options(pairs: Pairs, *, prog: str = "sbatch", now: float) -> JobSpec:
     return spec
 
 
+def exported(environ: Mapping[str, str], export: str | None) -> dict[str, str]:
+    """The environment ``--export`` lets through to the job (sbatch) or the tasks (srun):
+    ``ALL`` (the default) all of it; ``NONE`` only the ``SLURM_*`` variables; a list such as
+    ``EDITOR,ALL,FOO=bar`` the ``SLURM_*`` variables, the names listed with their current values,
+    everything if ``ALL`` is among them, and the ``NAME=value`` items, which win over the
+    caller's own value of the name."""
+    mode = (export or "ALL").upper()
+    if mode == "ALL":
+        return dict(environ)
+    slurm = {k: v for k, v in environ.items() if k.startswith("SLURM_")}
+    if mode == "NONE":
+        return slurm
+    items = [e for e in export.split(",") if e]
+    keep = dict(environ) if any(e.upper() == "ALL" for e in items) else slurm
+    for item in items:
+        if "=" not in item and item.upper() not in ("ALL", "NONE") and item in environ:
+            keep[item] = environ[item]
+    for item in items:  # a value given wins over ALL and over a name listed
+        if "=" in item:
+            name, _, value = item.partition("=")
+            keep[name] = value
+    return keep
+
+
+def refuse_hetjob(prog: str, rest: list[str], *, het_group: bool = False) -> None:
+    """A heterogeneous job (``srun A : B``, ``sbatch -N1 : -N2 job.sh``, ``--het-group``) is
+    refused before anything is asked of the controller: minislurm has no components, and
+    running the first alone would leave the others' tasks waiting for peers that never come.
+    For sbatch only a ``:`` before the script counts (after it, words are the script's)."""
+    colon = (rest[:1] == [":"]) if prog == "sbatch" else ":" in rest
+    if colon or het_group:
+        raise OptionError(f"{prog}: error: {errors.HETJOB_UNSUPPORTED}", 1)
+
+
 def parse_options(words: list[str], *, prog: str = "sbatch", now: float) -> tuple[JobSpec, list[str]]:
     """Parse command-line words into a JobSpec and the positional words left over."""
     pairs, rest = split_options(words, prog=prog)
@@ -207,7 +242,8 @@ def parse_options(words: list[str], *, prog: str = "sbatch", now: float) -> tupl
 
 
 # Input environment variables (sbatch and srun man pages), in the order Slurm reads them;
-# a later variable for the same option wins (SLURM_NTASKS over SLURM_NPROCS).
+# a later variable for the same option wins (SLURM_NTASKS over SLURM_NPROCS).  Since 22.05 srun
+# reads SRUN_CPUS_PER_TASK, not SLURM_CPUS_PER_TASK: a step does not inherit the job's -c.
 _ENV = {
     "sbatch": """SBATCH_ACCOUNT account SBATCH_ARRAY_INX array SBATCH_ACCTG_FREQ acctg-freq
         SBATCH_BATCH batch SBATCH_BURST_BUFFER bb SBATCH_CLUSTER_CONSTRAINT cluster-constraint
@@ -233,7 +269,7 @@ _ENV = {
     "srun": """SLURM_ACCOUNT account SLURM_ACCTG_FREQ acctg-freq SLURM_BCAST bcast
         SLURM_BURST_BUFFER bb SLURM_CLUSTERS clusters SLURM_CLUSTER_CONSTRAINT cluster-constraint
         SLURM_COMPRESS compress SLURM_CONSTRAINT constraint SLURM_CORE_SPEC core-spec
-        SLURM_CPUS_PER_TASK cpus-per-task SLURM_CPU_BIND cpu-bind SLURM_CPU_FREQ_REQ cpu-freq
+        SRUN_CPUS_PER_TASK cpus-per-task SLURM_CPU_BIND cpu-bind SLURM_CPU_FREQ_REQ cpu-freq
         SLURM_CPUS_PER_GPU cpus-per-gpu SLURM_DELAY_BOOT delay-boot SLURM_DEPENDENCY dependency
         SLURM_DISABLE_STATUS disable-status SLURM_DISTRIBUTION distribution SLURM_EPILOG epilog
         SLURM_EXACT exact SLURM_EXCLUSIVE exclusive SLURM_EXPORT_ENV export

@@ -103,3 +103,39 @@ def expand_pattern(
             continue
         i = j + 1
     return "".join(out)
+
+
+def per_task(pattern: str) -> bool:
+    """Whether srun's ``-o/-e/-i`` name differs from task to task or node to node (``%t``,
+    ``%n``, ``%N``): such a file is opened on the nodes, one per task or per node, by the task's
+    user; any other name is one file for the whole step, which srun opens itself."""
+    if "\\" in pattern:
+        return False
+    i, n = 0, len(pattern)
+    while i < n:
+        if pattern[i] != "%":
+            i += 1
+            continue
+        if pattern[i + 1:i + 2] == "%":
+            i += 2
+            continue
+        j = i + 1
+        while j < n and pattern[j].isascii() and pattern[j].isdigit():
+            j += 1
+        if pattern[j:j + 1] in ("t", "n", "N"):
+            return True
+        i = j
+    return False
+
+
+def step_io(value: str | None) -> str:
+    """How srun handles one of ``-o/-e/-i``: ``relay`` (not given: through srun, to its terminal),
+    ``none`` (/dev/null), ``task`` (a number: only that task's stream), ``tasks`` (a name per task
+    or node, opened on the nodes) or ``file`` (one file, opened by srun)."""
+    if value is None or value == "":
+        return "relay"
+    if value == "/dev/null":
+        return "none"
+    if value.isascii() and value.isdigit():
+        return "task"
+    return "tasks" if per_task(value) else "file"

@@ -41,8 +41,12 @@ def open_file(what, path, flags):
 
 
 def open_stdio(stdin, stdout, stderr, mode):
-    """The job's files on 0, 1 and 2 (each one left as the agent gave it when not named)."""
-    write = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if mode == "append" else os.O_TRUNC)
+    """The job's files on 0, 1 and 2 (each one left as the agent gave it when not named).  A
+    step's task (``step-truncate``, ``step-append``) always appends, so that the tasks of a node
+    sharing one file (``srun -o %N.out``) do not write over each other; the first of them
+    truncates it."""
+    append = os.O_APPEND if mode == "append" or mode.startswith("step-") else 0
+    write = os.O_WRONLY | os.O_CREAT | append | (0 if mode.endswith("append") else os.O_TRUNC)
     fds = [open_file("stdin", stdin, os.O_RDONLY) if stdin else None,
            open_file("stdout", stdout, write) if stdout else None, None]
     if stderr:
@@ -113,9 +117,10 @@ def main(args):
     cwd, stdin, stdout, stderr, mode, report_fd, ctty, *command = args
     if ctty:
         take_terminal()
-    # The submitter's umask.  A batch script (the launcher reports to the agent only for one)
-    # does not see the variable, as under Slurm 22.05 (checked on the twin); its tasks do.
-    umask = os.environ.pop("SLURM_UMASK", "") if report_fd else os.environ.get("SLURM_UMASK", "")
+    # The submitter's umask.  A batch script (a report without a step- mode) does not see the
+    # variable, as under Slurm 22.05 (checked on the twin); its tasks do.
+    batch = report_fd and not mode.startswith("step-")
+    umask = os.environ.pop("SLURM_UMASK", "") if batch else os.environ.get("SLURM_UMASK", "")
     if umask:
         try:
             os.umask(int(umask, 8) & 0o777)

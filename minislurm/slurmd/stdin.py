@@ -19,7 +19,7 @@ import termios
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from minislurm.slurmd.spawn import Identity, spawn
+from minislurm.slurmd.spawn import Identity, Stdio, spawn
 
 if TYPE_CHECKING:
     from minislurm.slurmd.agent import NodeAgent
@@ -79,9 +79,13 @@ class Wiring:
         return 0 in tasks if self.pty else self.takes == "all" or self.takes in tasks
 
     async def start(self, argv: list[str], env: dict[str, str], cwd: str, who: Identity, task: int,
-                    step_input: StepInput | None) -> tuple[asyncio.subprocess.Process, dict]:
-        """Start one task wired as asked; its process and its output streams by kind (``o``,
-        ``e``).  With --pty the other tasks' output goes to /dev/null, as Slurm documents."""
+                    step_input: StepInput | None, files: Stdio | None = None
+                    ) -> tuple[asyncio.subprocess.Process, dict, str | None]:
+        """Start one task wired as asked; its process, its output streams by kind (``o``,
+        ``e``) and why its files could not be opened (None: they were).  With --pty the other
+        tasks' output goes to /dev/null, as Slurm documents.  ``files`` are the task's own
+        ``srun -o/-e/-i`` files ("" for a stream srun relays, /dev/null for ``none``): the
+        launcher opens them as the task's user; what goes to a file is not relayed."""
         pipe, null = asyncio.subprocess.PIPE, asyncio.subprocess.DEVNULL
         if self.pty and task == 0:
             master, slave = open_pty(who, self.rows, self.cols)
@@ -94,14 +98,25 @@ class Wiring:
                 os.close(slave)
             reader, writer = await terminal_streams(master)
             step_input.writers.append(writer)
-            return proc, {"o": reader}
+            return proc, {"o": reader}, None
         if self.pty:
-            return (await spawn(argv, env, cwd, who)).proc, {}
-        reads = self.takes == "all" or self.takes == task
-        proc = (await spawn(argv, env, cwd, who, stdin=pipe if reads else null, stdout=pipe, stderr=pipe)).proc
+            return (await spawn(argv, env, cwd, who)).proc, {}, None
+        reads = (self.takes == "all" or self.takes == task) and not (files and files.stdin)
+        if files is None or not (files.stdin or files.stdout or files.stderr):
+            proc = (await spawn(argv, env, cwd, who, stdin=pipe if reads else null, stdout=pipe, stderr=pipe)).proc
+            if reads:
+                step_input.writers.append(proc.stdin)
+            return proc, {"o": proc.stdout, "e": proc.stderr}, None
+        started = await spawn(argv, env, cwd, who, stdio=files, stdin=pipe if reads else null,
+                              stdout=null if files.stdout else pipe, stderr=null if files.stderr else pipe)
+        if started.stderr_fd is not None:
+            os.close(started.stderr_fd)  # only a batch script's is kept (for slurmstepd's lines)
+        proc = started.proc
         if reads:
             step_input.writers.append(proc.stdin)
-        return proc, {"o": proc.stdout, "e": proc.stderr}
+        outputs = {key: stream for key, stream, named in (("o", proc.stdout, files.stdout),
+                                                           ("e", proc.stderr, files.stderr)) if not named}
+        return proc, outputs, started.error
 
 
 class _Terminal(asyncio.StreamReaderProtocol):

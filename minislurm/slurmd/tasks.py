@@ -18,7 +18,9 @@ address the credential binds; their lines come back through this stream, with ``
 "failed": why}`` for a node that refused and ``{"node": N, "lost": why}`` for one whose line
 went dead.  Every node checks the credential for itself.  If srun goes away, the tasks (and the
 connections passed on, and so their tasks) are killed.  The tasks' stdin (pipes fed by srun, or
-task 0's pseudo-terminal with ``--pty``) is wired as :mod:`minislurm.slurmd.stdin` says.
+task 0's pseudo-terminal with ``--pty``) is wired as :mod:`minislurm.slurmd.stdin` says;
+``output_file``, ``error_file`` and ``input_file`` (``srun -o %t.out``) are each task's own
+files, opened by the launcher as the user.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ from minislurm.common.auth import AuthError
 from minislurm.core.layout import tree_spans
 from minislurm.slurmd import env as slurm_env
 from minislurm.slurmd.proc import ProcessSet
-from minislurm.slurmd.spawn import identity_for
+from minislurm.core.patterns import expand_pattern
+from minislurm.slurmd.spawn import Stdio, identity_for
 from minislurm.slurmd.stdin import StepInput, Wiring
 from minislurm.slurmd.usage import Meter
 
@@ -75,6 +78,38 @@ def step_of(claims: dict) -> dict:
             "step_gpus": claims["gpus"], "cpus_per_task": claims.get("cpus_per_task")}
 
 
+def _files_of(body: dict, job: dict, step: dict, node: str, cwd: str) -> Callable[[int], Stdio | None]:
+    """Each task's own ``srun -o/-e/-i`` files on this node (names with ``%t``, ``%n`` or ``%N``,
+    expanded here as slurmstepd does; relative to the step's working directory), for the
+    launcher to open as the user; a stream not named is relayed to srun.  The first task of this node
+    to name a file truncates it (unless ``--open-mode=append``), the others append to it."""
+    names = {key: body.get(f"{key}_file") for key in ("output", "error", "input")}
+    for key, value in names.items():
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"{key} must be a file name")
+    if not any(names.values()):
+        return lambda task: None
+    append = body.get("open_mode") == "append"
+    index = step["nodes"].index(node)
+    opened: set[str] = set()
+
+    def path(pattern: str | None, task: int) -> str:
+        if not pattern:
+            return ""
+        name = expand_pattern(pattern, job_id=job["job_id"], job_name=job.get("name", ""), user=job["user"],
+                              array_job_id=job.get("array_job_id"), array_task_id=job.get("array_task_id"),
+                              node=node, node_index=index, step_id=step["step_id"], task_id=task,
+                              restart_count=job.get("restart_count", 0))
+        return name if name.startswith("/") else f"{cwd.rstrip('/')}/{name}"
+
+    def files(task: int) -> Stdio:
+        out, err, inp = (path(names[k], task) for k in ("output", "error", "input"))
+        first = not ({out, err} - {""}) & opened
+        opened.update({out, err} - {""})
+        return Stdio(inp or None, out, err, "step-append" if append or not first else "step-truncate")
+    return files
+
+
 def _admit(agent: "NodeAgent", body: dict) -> Callable[[Emit], Awaitable[None]]:
     """Check the request for this node (the credential, the user, the run: AuthError or
     PermissionError; a malformed body: ValueError, KeyError, TypeError) and return what runs
@@ -96,6 +131,7 @@ def _admit(agent: "NodeAgent", body: dict) -> Callable[[Emit], Awaitable[None]]:
     node_gpus = step["step_gpus"].get(node, [])
     my_tasks = step["task_ids"][step["nodes"].index(node)]
     wiring = Wiring.of(body)
+    files = _files_of(body, job, step, node, cwd)
     local_job = agent.runs.admit_step(claims)
 
     async def run(emit: Emit) -> None:
@@ -114,7 +150,9 @@ def _admit(agent: "NodeAgent", body: dict) -> Callable[[Emit], Awaitable[None]]:
             for local, task in enumerate(my_tasks):
                 gpus = node_gpus[local * per_task:(local + 1) * per_task] if per_task else None
                 env = slurm_env.task_env(base, procid=task, localid=local, gpus=gpus)
-                proc, outputs = await wiring.start(argv, env, cwd, who, task, step_input)
+                proc, outputs, failed = await wiring.start(argv, env, cwd, who, task, step_input, files(task))
+                if failed:  # slurmstepd's line; the task exits 1
+                    await queue.put({"t": task, "e": f"slurmstepd-{node}: error: {failed}\n"})
                 procs.procs.append(proc)
                 local_job.roots.procs.append(proc)
                 waiters.append(asyncio.create_task(_task(proc, task, outputs, queue, meter)))

@@ -82,8 +82,13 @@ def test_legacy_slurm_prefix_works_and_warns_once():
                               "and verify the options are valid in sbatch")
 
 
-def test_hetjob_separator_ends_the_first_component():
-    assert scan_directives("#!/bin/sh\n#SBATCH -N1\n#SBATCH hetjob\n#SBATCH -N2\n") == ["-N1"]
+@pytest.mark.parametrize("separator", ["#SBATCH hetjob", "#SBATCH packjob", "#SBATCH  HetJob"])
+def test_hetjob_separator_refuses_the_script(separator):
+    """Never the first component alone: its tasks would wait for the others forever."""
+    with pytest.raises(OptionError) as err:
+        scan_directives(f"#!/bin/sh\n#SBATCH -N1\n{separator}\n#SBATCH -N2\n")
+    assert (err.value.text, err.value.exit_code) == (
+        "sbatch: error: Heterogeneous jobs are not supported by minislurm", 1)
 
 
 @given(st.lists(st.text(alphabet="abcdefgXYZ0123456789-=:,./_%", min_size=1), max_size=8))

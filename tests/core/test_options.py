@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minislurm.core.options import OptionError, combine, env_options, option_table, parse_options
+from minislurm.core.options import OptionError, combine, env_options, exported, option_table, parse_options
 from minislurm.core.spec import GresRequest, JobSpec, SignalSpec
 
 NOW = datetime(2025, 1, 15, 10, 0, 0).timestamp()
@@ -322,8 +322,10 @@ def test_srun_input_variables():
     env = {"SLURM_NPROCS": "4", "SLURM_NTASKS": "8", "SLURM_JOB_NUM_NODES": "2",
            "SLURM_CPUS_PER_TASK": "6", "SLURM_JOB_ID": "77", "SBATCH_PARTITION": "ignored"}
     spec = env_options(env, prog="srun", now=NOW)
-    assert (spec.ntasks, spec.nodes_min, spec.cpus_per_task) == (8, 2, 6)
+    # 22.05: srun does not read SLURM_CPUS_PER_TASK (the job's -c), only SRUN_CPUS_PER_TASK
+    assert (spec.ntasks, spec.nodes_min, spec.cpus_per_task) == (8, 2, None)
     assert spec.partition is None and spec.extra["jobid"] == "77"
+    assert env_options({**env, "SRUN_CPUS_PER_TASK": "3"}, prog="srun", now=NOW).cpus_per_task == 3
 
 
 def test_combine_precedence_and_memory_rules():
@@ -355,3 +357,12 @@ def test_time_limit_round_trip(minutes):
 @given(st.integers(0, 10**6), st.integers(1, 59))
 def test_seconds_round_up(minutes, seconds):
     assert parse(f"--time={minutes}:{seconds}")[0].time_limit_min == minutes + 1
+
+
+@pytest.mark.parametrize("export,expect", [
+    (None, {"A": "1", "B": "2", "SLURM_X": "s"}), ("ALL", {"A": "1", "B": "2", "SLURM_X": "s"}),
+    ("none", {"SLURM_X": "s"}), ("A,C=3", {"A": "1", "C": "3", "SLURM_X": "s"}),
+    ("ALL,A=9", {"A": "9", "B": "2", "SLURM_X": "s"}), ("A=9,ALL", {"A": "9", "B": "2", "SLURM_X": "s"}),
+    ("MISSING", {"SLURM_X": "s"})])
+def test_export_lets_through_what_it_names(export, expect):
+    assert exported({"A": "1", "B": "2", "SLURM_X": "s"}, export) == expect

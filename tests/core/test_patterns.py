@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minislurm.core.patterns import default_output, expand_pattern
+from minislurm.core.patterns import default_output, expand_pattern, step_io
 
 JOB = dict(job_id=128, job_name="train", user="alice")
 
@@ -80,3 +80,11 @@ def test_text_without_patterns_is_unchanged(text):
 @given(st.integers(0, 10**9), st.integers(0, 10))
 def test_width_zero_pads(job_id, width):
     assert expand(f"%{width}j", job_id=job_id) == str(job_id).zfill(width)
+
+
+@pytest.mark.parametrize("value,kind", [
+    (None, "relay"), ("/dev/null", "none"), ("3", "task"), ("out.txt", "file"), ("o-%j.%s-%x", "file"),
+    ("o-%t", "tasks"), ("o-%4t", "tasks"), ("%n.out", "tasks"), ("o-%N", "tasks"),
+    ("o-%%t", "file"), ("o\\%t", "file")])
+def test_srun_opens_a_file_per_task_only_for_t_n_and_N(value, kind):
+    assert step_io(value) == kind
