@@ -15,7 +15,7 @@ import signal as _signal
 import sys
 
 from minislurm.cli.main import ArgumentParser
-from minislurm.client import Client, ClientError
+from minislurm.client import Client, ClientError, outlive_own_stop
 from minislurm.core.errors import ALREADY_DONE, INVALID_JOB_ID
 from minislurm.core.hostlist import expand
 
@@ -91,6 +91,7 @@ def main(argv: list[str]) -> int:
         return 1
     status = 0
     plain = signum is None and not args.batch and not args.full
+    outlive_own_stop()
     for text, job_id in ids:
         if args.verbose:
             print(f"scancel: Terminating job {text}", file=sys.stderr)

@@ -6,7 +6,7 @@ import os
 import sys
 import time
 
-from minislurm.client import Client, ClientError
+from minislurm.client import Client, ClientError, outlive_own_stop
 from minislurm.core.hostlist import HostlistError, compress, expand
 from minislurm.cli.scontrol_resv import NotCreated, report, reservation_fields
 from minislurm.core.timefmt import parse_time_limit
@@ -111,6 +111,8 @@ def _show(client: Client, what: str, arg: str | None, oneliner: bool = False, de
 
 def _job_action(client: Client, action: str, arg: str) -> int:
     status = 0
+    if action in ("requeue", "requeuehold"):
+        outlive_own_stop()
     for text in arg.split(","):
         try:
             job_id = int(text.split("_")[0])
