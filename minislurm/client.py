@@ -84,6 +84,19 @@ def find_token(path: Path | None = None) -> str | None:
         return None
 
 
+def outlive_own_stop() -> None:
+    """Called by a command about to stop jobs (scancel, scontrol requeue).  Inside a job it may
+    stop its own: the controller answers, then the job's processes get SIGTERM, this command
+    among them.  Slurm's C commands exit microseconds after the answer; a Python one needs tens
+    of milliseconds to exit, time enough for that SIGTERM to kill it before it reports what it
+    was told (exit 143, not 0: submitit then records a failed job).  So inside a job SIGTERM is
+    blocked for the rest of the command: one that comes dies with the process, as if it had come
+    after its exit.  (SIGINT and SIGKILL still stop it; KillWait's SIGKILL follows a SIGTERM.)"""
+    if os.environ.get("SLURM_JOB_ID"):
+        import signal
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+
+
 def umask_text() -> str:
     """The caller's umask as sbatch and srun export it (``SLURM_UMASK``): the job's files are
     created with it, not with the agent's."""

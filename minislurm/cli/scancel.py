@@ -15,7 +15,7 @@ import sys
 
 from minislurm.cli.helptext import LAYOUTS
 from minislurm.cli.main import ArgumentParser
-from minislurm.client import Client, ClientError
+from minislurm.client import Client, ClientError, outlive_own_stop
 from minislurm.core.errors import ALREADY_DONE, INVALID_JOB_ID
 from minislurm.core.jobids import job_targets
 
@@ -90,6 +90,7 @@ def main(argv: list[str]) -> int:
         return 1
     status = 0
     plain = signum is None and not args.batch and not args.full
+    outlive_own_stop()
     for text, job_id, task in ids:
         if args.verbose:
             print(f"scancel: Terminating job {text}", file=sys.stderr)

@@ -6,7 +6,7 @@ import os
 import sys
 import time
 
-from minislurm.client import Client, ClientError, quote
+from minislurm.client import Client, ClientError, outlive_own_stop, quote
 from minislurm.core import errors
 from minislurm.core.hostlist import HostlistError, compress, expand
 from minislurm.core.jobids import job_targets, split_job_list
@@ -124,6 +124,8 @@ def _job_action(client: Client, action: str, arg: str) -> int:
     """hold|uhold|release|requeue|requeuehold of a job list: ``12`` (every task of an array),
     ``12_3``, ``12_[1-3]``, comma-separated."""
     status = 0
+    if action in ("requeue", "requeuehold"):
+        outlive_own_stop()
     for text in split_job_list(arg):
         try:
             job_id, tasks = job_targets(text)

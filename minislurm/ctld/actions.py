@@ -17,12 +17,17 @@ from minislurm.core.states import JobState, Reason
 from minislurm.ctld import accounting
 
 if TYPE_CHECKING:
+    from minislurm.core.job import Job
     from minislurm.ctld.controller import Controller
 
 async def cancel(ctl: "Controller", user: str, uid: int, job_id: int, signal: int | None = None,
-                 target: str | None = None) -> None:
+                 target: str | None = None) -> Job | None:
     """scancel.  With ``signal`` (``-s``, ``-b``, ``-f``) the job is only signalled: its steps by
-    default, the batch script's process tree with ``-b``, everything with ``-f``."""
+    default, the batch script's process tree with ``-b``, everything with ``-f``.
+
+    Returns a running job whose stop is saved but not yet told: the caller answers its
+    requester, then tells the agents (``ctl.running.deliver_ending``), as slurmctld replies
+    before it signals the job."""
     job = ctl.job(job_id)
     ctl.may_modify(user, job)
     if job.state.finished:
@@ -43,12 +48,15 @@ async def cancel(ctl: "Controller", user: str, uid: int, job_id: int, signal: in
         await ctl.commit(wake=(job_id,))
         return
     if live.ending and live.ending[0] == JobState.CANCELLED.name:
-        return  # already being cancelled
+        await ctl.store.settled()  # already being cancelled: acknowledged once that is saved
+        return None
     live.cancelled_by = uid
-    await ctl.running.terminate(job, JobState.CANCELLED, Reason.NONE)
+    await ctl.running.decide_stop(job, JobState.CANCELLED, Reason.NONE)
+    return job
 
 
-async def requeue(ctl: "Controller", user: str, job_id: int, hold: bool = False) -> None:
+async def requeue(ctl: "Controller", user: str, job_id: int, hold: bool = False) -> Job | None:
+    """scontrol requeue[hold]; a running job is returned to be told after the answer, as by :func:`cancel`."""
     job = ctl.job(job_id)
     ctl.may_modify(user, job)
     live = ctl.live[job_id]
@@ -60,10 +68,11 @@ async def requeue(ctl: "Controller", user: str, job_id: int, hold: bool = False)
         raise SlurmError(errors.JOB_PENDING)
     hold_kind = "user" if hold else None
     if job.state is JobState.RUNNING:
-        await ctl.running.terminate(job, JobState.REQUEUED, hold_kind)
-        return
+        await ctl.running.decide_stop(job, JobState.REQUEUED, hold_kind)
+        return job
     requeue_now(ctl, job, hold_kind)
     await ctl.commit(wake=(job_id,))
+    return None
 
 
 def requeue_now(ctl: "Controller", job, hold: str | None) -> None:

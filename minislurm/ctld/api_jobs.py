@@ -10,7 +10,7 @@ from aiohttp import web
 from minislurm.core.states import JobState
 from minislurm.ctld import actions, admission, steps, targets
 from minislurm.ctld.controller import Controller
-from minislurm.ctld.edge import BODY, CTL, PATH, QUERY, USER
+from minislurm.ctld.edge import BODY, CTL, PATH, QUERY, USER, answer_then
 from minislurm.ctld.present import full_job, job_columns
 
 MIN_JOB_AGE = 300.0  # seconds a finished job stays visible to squeue
@@ -98,18 +98,27 @@ async def wait_job(request: web.Request) -> web.Response:
     return web.json_response(full_job(ctl, job))
 
 
+def _stop_after_answer(request: web.Request, job) -> None:
+    """A running job this request stopped hears of it once the requester has its answer (a
+    job that requeues or cancels itself must not be killed waiting for it)."""
+    if job is not None:
+        answer_then(request, lambda: _ctl(request).running.deliver_ending(job))
+
+
 async def cancel(request: web.Request) -> web.Response:
     ctl, body = _ctl(request), request[BODY]
     uid = ctl.ids_of(request[USER], body.get("uid", 0), 0)[0]
-    await targets.each(ctl, _job_id(request), _task(request), lambda job: actions.cancel(
-        ctl, request[USER], uid, job.job_id, body.get("signal"), body.get("target")))
+    for job in await targets.each(ctl, _job_id(request), _task(request), lambda job: actions.cancel(
+            ctl, request[USER], uid, job.job_id, body.get("signal"), body.get("target"))):
+        _stop_after_answer(request, job)
     return web.json_response({"ok": True})
 
 
 async def requeue(request: web.Request) -> web.Response:
     ctl, body = _ctl(request), request[BODY]
-    await targets.each(ctl, _job_id(request), _task(request), lambda job: actions.requeue(
-        ctl, request[USER], job.job_id, bool(body.get("hold"))))
+    for job in await targets.each(ctl, _job_id(request), _task(request), lambda job: actions.requeue(
+            ctl, request[USER], job.job_id, bool(body.get("hold")))):
+        _stop_after_answer(request, job)
     return web.json_response({"ok": True})
 
 

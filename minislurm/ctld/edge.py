@@ -9,6 +9,7 @@ before a handler runs, so a handler only sees typed, bounded values.
 A :class:`SlurmError` (Slurm's refusal, or a schema violation) is a 4xx with Slurm's text.  Any
 other exception is a controller bug: logged with its traceback under a request id, answered 500
 with that id, and the daemon goes on.  Every answer carries the id in ``X-Request-Id``.
+What a handler leaves for after its answer (:func:`answer_then`) runs once the answer is sent.
 """
 
 from __future__ import annotations
@@ -33,6 +34,15 @@ CTL = web.AppKey("ctl", Controller)
 USER = web.RequestKey("user", str)  # who the token names: a user, or a node on agent routes
 PATH, QUERY, BODY = web.RequestKey("path", dict), web.RequestKey("query", dict), web.RequestKey("body", dict)
 REQUEST_ID = web.RequestKey("request_id", str)
+# What a handler leaves to be done once its answer is sent (see answer_then): telling agents
+# to stop a job the request stopped, as slurmctld replies to scancel and scontrol requeue
+# before it signals the job.
+AFTER_ANSWER = web.RequestKey("after_answer", list)
+
+
+def answer_then(request: web.Request, action) -> None:
+    """Run ``action()`` (a coroutine function) once this request's answer has been sent."""
+    request.setdefault(AFTER_ANSWER, []).append(action)
 
 
 def _error(status: int, message: str, headers: dict | None = None) -> web.Response:
@@ -107,4 +117,14 @@ async def guard(request: web.Request, handler):
         log.exception("request %s: %s %r failed", rid, request.method, request.path_qs[:200])
         response = _error(500, f"Unexpected controller error (request {rid})")
     response.headers["X-Request-Id"] = rid
+    after = request.get(AFTER_ANSWER)
+    if after:
+        try:
+            await response.prepare(request)
+            await response.write_eof()
+        except ConnectionError:  # the requester left: what it asked for is done all the same
+            pass
+        finally:
+            for action in after:
+                request.app[CTL].spawn(action())
     return response

@@ -7,7 +7,9 @@ and its jobs are requeued or failed.  With ReturnToService=1 a node that was
 DOWN only for not responding comes back when it answers again; with 2, any DOWN node does.
 
 An answer lists the jobs the agent is running.  Any the controller did not give that node (a
-run that was requeued elsewhere while the node was cut off) is killed: fencing.  A batch job
+run that was requeued elsewhere while the node was cut off) is killed: fencing.  Whatever an
+answer makes the controller tell an agent (a kill, a stop, a launch) is told once what it
+follows from is on disk (``store.then``): a ping never outruns a commit.  A batch job
 the node should run but does not list is relaunched if its agent never confirmed the launch
 (the controller may have died before telling it), and otherwise lost with the node's run.
 """
@@ -130,8 +132,11 @@ async def fence(ctl: "Controller", name: str, running: list) -> None:
         if not owns:
             log.warning("node %s runs job %s.%s it does not own: killing it", name, job_id, inc)
             ctl.running.stop_on([n], job_id, inc, why=None)
-        elif ctl.live[job_id].ending and not ctl.run_of(job).stop_delivered:
-            ctl.spawn(ctl.running.deliver_ending(job))  # a stop acknowledged before a restart: tell it now
+        elif ctl.live[job_id].ending and not (ctl.run_of(job).stop_delivered or ctl.run_of(job).stop_held):
+            # A stop acknowledged before a restart: tell it, once saved.  (One being decided is
+            # told by whoever decided it, once saved and answered: RunningJobs.decide_stop.)
+            ctl.run_of(job).stop_held = True
+            ctl.store.then(lambda job=job: ctl.spawn(ctl.running.deliver_ending(job)))
     ctl.store.flush_soon()
     now = ctl.clock()
     for job in ctl.state.jobs_on_node(n):
@@ -142,13 +147,19 @@ async def fence(ctl: "Controller", name: str, running: list) -> None:
             continue
         if live.ending:  # asked to stop, and gone: stopped as asked
             await ctl.running.job_ended(job.job_id, job.restart_count, exit_code=0, signal=15)
-        elif not live.launched:  # its launch may never have been sent: send it
+        elif not live.launched:  # its launch may never have been sent: send it, once its start is saved
             log.warning("batch job %s was never confirmed by %s: launching it again", job.job_id, name)
-            ctl.spawn(ctl.running.launch(job, job.restart_count))
+            ctl.store.then(lambda job=job, inc=job.restart_count: _launch(ctl, job, inc))
+            ctl.store.flush_soon()
         else:  # the agent restarted and lost it: like Slurm, requeue (or end) the run
             log.error("batch job %s is gone from %s", job.job_id, name)
             ctl.running.lost_on_node(job, n)
             await ctl.commit()
+
+
+def _launch(ctl: "Controller", job, incarnation: int) -> None:
+    if job.state is JobState.RUNNING and job.restart_count == incarnation:
+        ctl.spawn(ctl.running.launch(job, incarnation))
 
 
 async def register(ctl: "Controller", info: dict) -> dict:

@@ -116,16 +116,30 @@ class RunningJobs:
         """End a running job as ``final`` (CANCELLED, TIMEOUT, or REQUEUED with ``reason`` the
         hold kind): save the intent, then ask its agents to stop it (SIGTERM, SIGKILL after
         KillWait); the job ends when its batch script has."""
-        self.ctl.live[job.job_id].ending = [final.name, reason]
-        self.ctl.save_job(job)
-        await self.ctl.store.commit()
+        await self.decide_stop(job, final, reason)
         await self.deliver_ending(job)
 
+    async def decide_stop(self, job: Job, final: JobState, reason: str | None) -> None:
+        """Save the intent to end ``job`` as ``final``; return once it is on disk, having told
+        nobody.  The caller then tells the agents (:meth:`deliver_ending`): at once, or, for a
+        request (scancel, scontrol requeue), once the request is answered, as slurmctld
+        answers first, then signals: a job that requeues itself hears the answer."""
+        self.ctl.live[job.job_id].ending = [final.name, reason]
+        self.ctl.run_of(job).stop_held = True  # health.fence leaves it to us
+        self.ctl.save_job(job)
+        try:
+            await self.ctl.store.commit()
+        except BaseException:  # cancelled while saving: the caller will tell nobody, so the store does
+            self.ctl.store.then(lambda: self.ctl.spawn(self.deliver_ending(job)))
+            raise
+
     async def deliver_ending(self, job: Job) -> None:
-        """Tell every agent of the job to stop it, as the saved intent says."""
+        """Tell every agent of the job to stop it, as the saved intent says (saved: the caller
+        made sure of it, with :meth:`decide_stop` or ``store.then``)."""
         live = self.ctl.live[job.job_id]
         if job.state is not JobState.RUNNING or not live.ending:
             return
+        self.ctl.run_of(job).stop_held = False
         inc = job.restart_count
         payload = {"job_id": job.job_id, "inc": inc, "why": WHY.get(JobState[live.ending[0]]),
                    "kill_wait": self.ctl.config.kill_wait}

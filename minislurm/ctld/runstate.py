@@ -16,6 +16,7 @@ class Run:
     timers: list[asyncio.TimerHandle] = field(default_factory=list)  # time limit, --signal
     srun_heard: float | None = None  # an srun allocation: when its srun was last heard (InactiveLimit)
     stop_delivered: bool = False  # its agents have its stop (Live.ending)
+    stop_held: bool = False  # its stop is told by whoever decided it, once saved (and answered)
     batch_usage: dict | None = None  # what its batch script used (slurmd's usage.Meter), for sacct
 
     def disarm(self) -> None:

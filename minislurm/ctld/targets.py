@@ -32,15 +32,15 @@ def named(ctl: "Controller", job_id: int, task: int | None = None) -> list[Job]:
     return [ctl.job(job_id)]
 
 
-async def each(ctl: "Controller", job_id: int, task: int | None, act: Callable[[Job], Awaitable[None]]) -> None:
+async def each(ctl: "Controller", job_id: int, task: int | None, act: Callable[[Job], Awaitable]) -> list:
     """``act`` on every job named, together: their changes are committed as one (a thousand
     tasks cancel in one commit, not a thousand).  A whole array's action succeeds when it
     succeeds for one of its tasks (those already finished are passed over, as Slurm does);
-    otherwise, and for a refusal of permission, the first task's error is the answer."""
+    otherwise, and for a refusal of permission, the first task's error is the answer.
+    Returns what ``act`` returned for each job it succeeded on."""
     jobs = named(ctl, job_id, task)
     if len(jobs) == 1:
-        await act(jobs[0])
-        return
+        return [await act(jobs[0])]
     outcomes = await asyncio.gather(*(act(job) for job in jobs), return_exceptions=True)
     failures = [o for o in outcomes if isinstance(o, BaseException)]
     for failure in failures:
@@ -51,3 +51,4 @@ async def each(ctl: "Controller", job_id: int, task: int | None, act: Callable[[
         raise denied[0]
     if len(failures) == len(jobs):
         raise failures[0]
+    return [o for o in outcomes if not isinstance(o, BaseException)]
