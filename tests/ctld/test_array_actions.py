@@ -111,7 +111,9 @@ def test_scancel_of_an_array_id_ends_its_running_and_pending_tasks(tmp_path):
             from minislurm.ctld import targets
         except ImportError:
             return await actions.cancel(ctl, "alice", 1000, job_id)
-        await targets.each(ctl, job_id, None, lambda job: actions.cancel(ctl, "alice", 1000, job.job_id))
+        for job in await targets.each(ctl, job_id, None, lambda job: actions.cancel(ctl, "alice", 1000, job.job_id)):
+            if job is not None:  # a running task hears of its stop after the answer
+                await ctl.running.deliver_ending(job)
 
     async def test(h):
         array = await h.submit(array=_indices(0, 3), exclusive=True)
