@@ -120,34 +120,37 @@ def _show(client: Client, what: str, arg: str | None, oneliner: bool = False, de
     return 1
 
 
-def _job_action(client: Client, action: str, arg: str) -> int:
-    """hold|uhold|release|requeue|requeuehold of a job list: ``12`` (every task of an array),
-    ``12_3``, ``12_[1-3]``, comma-separated."""
+def _each_job(arg: str, send) -> int:
+    """``send(job_id, task)`` for each job of a job list: ``12`` (every task of an array), ``12_3``,
+    ``12_[1-3]``, comma-separated; a refusal is printed as scontrol 22.05 words it, and the rest go on."""
     status = 0
-    if action in ("requeue", "requeuehold"):
-        outlive_own_stop()
     for text in split_job_list(arg):
         try:
             job_id, tasks = job_targets(text)
         except ValueError:
-            print(f"Invalid job id specified for job {text}", file=sys.stderr)
+            print(f"{errors.INVALID_JOB_ID} for job {text}", file=sys.stderr)
             status = 1
             continue
         for task in tasks or [None]:
             try:
-                query = {"task": task}
-                if action in ("requeue", "requeuehold"):
-                    client.call("POST", f"/jobs/{job_id}/requeue", {"hold": action == "requeuehold"}, query=query)
-                elif action in ("hold", "uhold"):
-                    client.call("POST", f"/jobs/{job_id}/hold", {"kind": "user" if action == "uhold" else None},
-                                query=query)
-                else:
-                    client.call("POST", f"/jobs/{job_id}/release", query=query)
+                send(job_id, {"task": task})
             except ClientError as exc:
                 print(f"{exc} for job {text if task is None or len(tasks) == 1 else f'{job_id}_{task}'}",
                       file=sys.stderr)
                 status = 1
     return status
+
+
+def _job_action(client: Client, action: str, arg: str) -> int:
+    """hold|uhold|release|requeue|requeuehold of a job list."""
+    if action in ("requeue", "requeuehold"):
+        outlive_own_stop()
+        return _each_job(arg, lambda job_id, query: client.call(
+            "POST", f"/jobs/{job_id}/requeue", {"hold": action == "requeuehold"}, query=query))
+    if action in ("hold", "uhold"):
+        return _each_job(arg, lambda job_id, query: client.call(
+            "POST", f"/jobs/{job_id}/hold", {"kind": "user" if action == "uhold" else None}, query=query))
+    return _each_job(arg, lambda job_id, query: client.call("POST", f"/jobs/{job_id}/release", query=query))
 
 
 def _reservation_path(name: str | None) -> str:
@@ -274,21 +277,8 @@ def main(argv: list[str]) -> int:
                                                       "reason": _lookup(pairs, "reason")})
             elif job:
                 fields = {k: v for k, v in pairs.items() if k.lower() not in ("jobid", "job")}
-                status = 0
-                for text in split_job_list(job):
-                    try:
-                        job_id, tasks = job_targets(text)
-                    except ValueError:
-                        print(f"Invalid job id specified for job {text}", file=sys.stderr)
-                        status = 1
-                        continue
-                    for task in tasks or [None]:
-                        try:
-                            client.call("POST", f"/jobs/{job_id}/update", fields, query={"task": task})
-                        except ClientError as exc:  # scontrol 22.05 words a job's refusal so
-                            print(f"{exc} for job {text}", file=sys.stderr)
-                            status = 1
-                return status
+                return _each_job(job, lambda job_id, query: client.call(
+                    "POST", f"/jobs/{job_id}/update", fields, query=query))
             elif part and not resv:
                 return _update_partition(client, part, pairs)
             elif resv:
