@@ -68,6 +68,11 @@ def controller_address(path: Path | None = None) -> tuple[str, int]:
     return _controller(_read_conf(path or conf_path()))
 
 
+def controller_name(path: Path | None = None) -> str:
+    """The controller's host name as SlurmctldHost gives it (``name`` of ``name(addr)``)."""
+    return _read_conf(path or conf_path()).get("slurmctldhost", "localhost").split("(")[0]
+
+
 def _controller(keys: dict[str, str]) -> tuple[str, int]:
     m = re.fullmatch(r"([^()]+)(?:\(([^()]+)\))?", keys.get("slurmctldhost", "localhost"))
     host = (m.group(2) or m.group(1)) if m else "localhost"

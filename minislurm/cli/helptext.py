@@ -227,6 +227,7 @@ LAYOUTS = {
                               remove a reservation
      help                     print this help
      hold <job_list>          keep pending jobs from starting (priority 0)
+     ping                     say whether the controller answers
      release <job_list>       let held jobs start again
      requeue <job_list>       put jobs back in the queue
      requeuehold <job_list>   requeue jobs and hold them

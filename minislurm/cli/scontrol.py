@@ -6,7 +6,7 @@ import os
 import sys
 import time
 
-from minislurm.client import Client, ClientError, outlive_own_stop, quote
+from minislurm.client import Client, ClientError, controller_name, outlive_own_stop, quote
 from minislurm.core import errors
 from minislurm.core.hostlist import HostlistError, compress, expand
 from minislurm.core.jobids import job_targets, split_job_list
@@ -118,6 +118,23 @@ def _show(client: Client, what: str, arg: str | None, oneliner: bool = False, de
         return 0
     print(f"scontrol: error: invalid entity: {what} for keyword:show", file=sys.stderr)
     return 1
+
+
+def _ping() -> int:
+    """``scontrol ping``: whether the controller answers, named as slurm.conf's SlurmctldHost
+    names it (minislurm has one controller, the primary); exit 1 when it is down."""
+    try:
+        host = controller_name()
+    except ClientError as exc:
+        print(f"scontrol: error: {exc}", file=sys.stderr)
+        return 1
+    try:
+        Client(patience=0, timeout=10).call("GET", "/config")
+        up = True
+    except ClientError:
+        up = False
+    print(f"Slurmctld(primary) at {host} is {'UP' if up else 'DOWN'}")
+    return 0 if up else 1
 
 
 def _each_job(arg: str, send) -> int:
@@ -241,6 +258,8 @@ def main(argv: list[str]) -> int:
         sys.stdout.write(p.answer(argv[0].lower() if argv else "help"))
         return 0 if argv else 1
     cmd, rest = argv[0].lower(), argv[1:]
+    if cmd == "ping":
+        return _ping()
     try:
         if cmd == "show" and rest and rest[0].lower() in ("hostnames", "hostname", "hostlist", "hostlistsorted"):
             return _show(None, rest[0], rest[1] if len(rest) > 1 else None)  # needs no controller
