@@ -41,9 +41,8 @@ import pwd
 import grp
 import signal as signals
 
-from minislurm.cli.fmt.fields import mem_units
 from minislurm.cli.fmt.scontrol import _ids, _out_path, tres_string
-from minislurm.cli.fmt.scontrol_nodes import node_state_string
+from minislurm.cli.fmt.scontrol_nodes import alloc_tres, node_state_string
 from minislurm.cli.helptext import SLURM_VERSION
 from minislurm.core.hostlist import expand
 
@@ -238,13 +237,6 @@ def node_record(node: dict) -> dict:
     gpus, used = node.get("gpus", 0), list(node.get("alloc_gpus", ()))
     kind = (node.get("gres") or "gpu").rsplit(":", 1)[0]
     used_text = f"{kind}:{len(used)}(IDX:{_ids(used) if used else 'N/A'})" if gpus else None
-    alloc = []
-    if node.get("alloc_cpus"):
-        alloc.append(f"cpu={node['alloc_cpus']}")
-    if node.get("alloc_mem"):
-        alloc.append(f"mem={mem_units(node['alloc_mem'])}")
-    if used:
-        alloc.append(f"gres/gpu={len(used)}")
     sockets = node.get("sockets", cpus)
     reason_user = node.get("reason_user") or ("root" if node.get("reason") else None)
     return {
@@ -263,7 +255,7 @@ def node_record(node: dict) -> dict:
         "tres": tres_string(cpus, node.get("real_memory", 0), 1, gpus).replace(",node=1", ""),
         "slurmd_version": SLURM_VERSION,
         "alloc_memory": node.get("alloc_mem", 0), "alloc_cpus": node.get("alloc_cpus", 0),
-        "idle_cpus": cpus - node.get("alloc_cpus", 0), "tres_used": ",".join(alloc) or None,
+        "idle_cpus": cpus - node.get("alloc_cpus", 0), "tres_used": alloc_tres(node) or None,
         "tres_weighted": float(node.get("alloc_cpus", 0)),
     }
 

@@ -15,6 +15,18 @@ _NODE_BASE = {"idle": "IDLE", "mix": "MIXED", "alloc": "ALLOCATED", "down": "DOW
               "drng": "MIXED", "comp": "IDLE", "fail": "DOWN", "unk": "UNKNOWN", "resv": "IDLE", "maint": "IDLE"}
 
 
+def alloc_tres(node: dict) -> str:
+    """A node's allocated TRES as Slurm writes them (``cpu=4,mem=32G,gres/gpu=2``; empty if none)."""
+    alloc = []
+    if node.get("alloc_cpus"):
+        alloc.append(f"cpu={node['alloc_cpus']}")
+    if node.get("alloc_mem"):
+        alloc.append(f"mem={mem_units(node['alloc_mem'])}")
+    if node.get("alloc_gpus"):
+        alloc.append(f"gres/gpu={len(node['alloc_gpus'])}")
+    return ",".join(alloc)
+
+
 def node_state_string(node: dict) -> str:
     """``IDLE``, ``MIXED+DRAIN``, ``DOWN+NOT_RESPONDING``, ... (base, then flags)."""
     state, flags = node.get("state", "unk"), node.get("flags", ())
@@ -38,16 +50,9 @@ def node_state_string(node: dict) -> str:
 def show_node(node: dict) -> str:
     """``scontrol show node <name>`` for one node."""
     cpus, name = node.get("cpus", 0), node["name"]
-    gpus, alloc_gpus = node.get("gpus", 0), len(node.get("alloc_gpus", ()))
+    gpus = node.get("gpus", 0)
     cfg = tres_string(cpus, node.get("real_memory", 0), 1, gpus)
     cfg = cfg.replace(",node=1", "")  # nodes report no node= TRES
-    alloc = []
-    if node.get("alloc_cpus"):
-        alloc.append(f"cpu={node['alloc_cpus']}")
-    if node.get("alloc_mem"):
-        alloc.append(f"mem={mem_units(node['alloc_mem'])}")
-    if alloc_gpus:
-        alloc.append(f"gres/gpu={alloc_gpus}")
     lines = [
         f"NodeName={name} Arch={node.get('arch', 'x86_64')} CoresPerSocket={node.get('cores_per_socket', 1)} ",
         f"CPUAlloc={node.get('alloc_cpus', 0)} CPUEfctv={cpus} CPUTot={cpus} CPULoad=0.00",
@@ -68,7 +73,7 @@ def show_node(node: dict) -> str:
         f"SlurmdStartTime={timestamp(node.get('slurmd_start_time'), 'None')}",
         f"LastBusyTime={timestamp(node.get('last_busy'), 'Unknown')} ResumeAfterTime=None",
         f"CfgTRES={cfg}",
-        f"AllocTRES={','.join(alloc)}",
+        f"AllocTRES={alloc_tres(node)}",
         "CapWatts=n/a",
         "CurrentWatts=0 AveWatts=0",
         "ExtSensorsJoules=n/a ExtSensorsWatts=0 ExtSensorsTemp=n/a",
