@@ -50,16 +50,12 @@ test: $(STAMP)
 test-unit: $(STAMP)
 	$(PY) -m pytest -q --durations=25 -n 3 --no-loadscope-reorder --ignore=tests/book
 
-# The edit-test loop: every test that starts no daemon, container or notebook kernel (no
-# tests/live, tests/docker, grading, the book, the labs' live checks); the controller's rules
-# run in-process on a fake clock (tests/ctld/ctldkit.py).  `make test` runs everything.
-FAST_SKIP := --ignore=tests/live --ignore=tests/docker --ignore=tests/book --ignore=tests/grade \
-	--ignore=tests/lab/test_first_steps_labs.py --ignore=tests/lab/test_lab_notebooks.py \
-	--deselect=tests/lab/test_cluster_views.py::test_terminal_and_requeue_demo \
-	--deselect=tests/lab/test_srun_inspector.py::test_prediction_matches_a_live_cluster \
-	--deselect=tests/cli/test_sim_cli.py::test_demo
+# The edit-test loop: every test that starts no daemon, container or notebook kernel (those are
+# marked `daemons`: tests/live, tests/docker, tests/grade and the book say so in their conftest or
+# module, single tests by their decorator); the controller's rules run in-process on a fake clock
+# (tests/ctld/ctldkit.py).  `make test` runs everything.
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -x $(FAST_SKIP)
+	$(PY) -m pytest -q -x -m "not daemons"
 
 # Every lab runs top to bottom with its worked answers (outputs are not compared), two at a time.
 test-labs: $(STAMP)

@@ -12,6 +12,12 @@ from __future__ import annotations
 
 import pytest
 
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "daemons: starts real daemons, containers or notebook kernels; "
+        "`make test-fast` runs everything else (-m 'not daemons')")
+
 UNITS = {"tests/docker/": "docker cluster and twin",
          "tests/grade/test_docker.py": "grader image", "tests/cluster/test_docker_config.py": "grader image"}
 LONGEST_FIRST = ("docker cluster", "grader image", "tests/grade/", "tests/live/", "tests/cli/test_sim_cli.py",

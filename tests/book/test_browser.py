@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.daemons  # a web server and headless chromium
+
 ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "book" / "_build" / "html"
 SCRIPT = Path(__file__).with_name("browser_check.mjs")

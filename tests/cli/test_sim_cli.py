@@ -235,6 +235,7 @@ def test_demo_sim_only_table_and_legend(tmp_path: Path, capsys) -> None:
     check_demo_table(out, tmp_path)
 
 
+@pytest.mark.daemons
 @pytest.mark.slow  # ~90 s: DDP training through a node crash on a live cluster, then the replays
 def test_demo(tmp_path: Path, capsys) -> None:
     pytest.importorskip("torch")

@@ -48,7 +48,7 @@ def _why_skip() -> str | None:
 REASON = _why_skip()
 if REASON and os.environ.get("MINISLURM_REQUIRE_DOCKER") == "1":  # .ci/run started an engine
     raise RuntimeError(f"MINISLURM_REQUIRE_DOCKER=1 but {REASON}")
-pytestmark = pytest.mark.skipif(REASON is not None, reason=f"docker cluster: {REASON}")
+pytestmark = [pytest.mark.daemons, pytest.mark.skipif(REASON is not None, reason=f"docker cluster: {REASON}")]
 
 
 def leftovers(project: str) -> list[str]:

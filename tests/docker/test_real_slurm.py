@@ -42,7 +42,7 @@ def _why_skip() -> str | None:
 
 
 REASON = _why_skip()
-pytestmark = pytest.mark.skipif(REASON is not None, reason=f"real-Slurm twin: {REASON}")
+pytestmark = [pytest.mark.daemons, pytest.mark.skipif(REASON is not None, reason=f"real-Slurm twin: {REASON}")]
 
 sys.path.insert(0, str(ROOT / "tests" / "live"))
 from livekit import started  # noqa: E402

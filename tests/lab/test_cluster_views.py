@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from minislurm.lab import SbatchExplorer, SinfoExplorer
 from minislurm.lab.requeue_demo import requeue_demo
 from minislurm.lab.sbatch_view import DEFAULT_SCRIPT, classify, explain
@@ -86,6 +88,7 @@ def test_sbatch_explorer():
 # -- live helpers ---------------------------------------------------------------------------------
 
 
+@pytest.mark.daemons
 def test_terminal_and_requeue_demo(capsys):
     with lab_cluster(nodes=2, gpus_per_node=1) as sh:
         sh("squeue | grep JOBID")

@@ -15,6 +15,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+pytestmark = pytest.mark.daemons  # each test runs a lab in a notebook kernel
+
 LABS = Path(__file__).resolve().parents[2] / "labs"
 NOTEBOOKS = ["01-cluster-basics", "02-batch-jobs", "03-gres-packing", "04-srun-env", "07-failures"]
 

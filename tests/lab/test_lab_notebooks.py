@@ -14,6 +14,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+pytestmark = pytest.mark.daemons  # each test runs a lab in a notebook kernel
+
 LABS = Path(__file__).resolve().parents[2] / "labs"
 
 WRONG = {

@@ -85,6 +85,7 @@ def test_inspector_first_state_and_controls():
     assert "PartitionNodeLimit" in ins.error
 
 
+@pytest.mark.daemons
 def test_prediction_matches_a_live_cluster():
     """The one test here that starts a cluster: every case run for real, row by row."""
     with temporary_cluster(nodes=2, gpus_per_node=4) as cluster:

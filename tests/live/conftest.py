@@ -27,7 +27,10 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(config, items):
     here = Path(__file__).parent
     for item in items:
-        if here in Path(item.fspath).parents and item.get_closest_marker("timeout") is None:
+        if here not in Path(item.fspath).parents:
+            continue
+        item.add_marker(pytest.mark.daemons)
+        if item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(LIVE_TIMEOUT))
 
 
