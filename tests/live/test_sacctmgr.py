@@ -76,3 +76,13 @@ def test_the_association_survives_a_controller_restart(lv):
     job = lv.sbatch("-A", "ml", "--hold", "--wrap", "true", env=token(lv, ALICE))
     assert lv.job(job)["account"] == "ml"
     lv.api.call("POST", f"/jobs/{job}/cancel", {})
+
+
+def test_without_i_sacctmgr_asks_and_only_yes_commits(lv):
+    r = lv.run("sacctmgr", "add", "account", "maybe", input="n\n")
+    assert r.returncode == 0 and "Would you like to commit changes? (You have 30 seconds to decide)\n(N/y): " \
+        in r.stdout and r.stdout.endswith(" Changes Discarded\n"), r
+    assert lv.run("sacctmgr", "-n", "-P", "list", "account", "maybe").stdout == ""
+    r = lv.run("sacctmgr", "add", "account", "maybe", input="y\n")
+    assert r.returncode == 0 and "Changes Discarded" not in r.stdout, r
+    assert lv.run("sacctmgr", "-n", "-P", "list", "account", "maybe", "format=account").stdout == "maybe\n"
