@@ -251,6 +251,15 @@ def commit_check(question: str) -> bool:
     return answer[:1] in ("y", "Y")
 
 
+def _known(user: str) -> bool:
+    import pwd
+    try:
+        pwd.getpwnam(user)
+        return True
+    except KeyError:
+        return False
+
+
 def edit(client: Client, words: list[str], args) -> int:
     verb = verb_of(words[0])
     reply = client.call("GET", "/associations")
@@ -266,6 +275,10 @@ def edit(client: Client, words: list[str], args) -> int:
             print("\n".join(local.out))
         return 1
     if not args.immediate:
+        for user in local.new_users:  # as sacctmgr asks where it finds no such Unix user
+            if not _known(user) and not commit_check(f"There is no uid for user '{user}'\n"
+                                                     "Are you sure you want to continue?"):
+                return 1
         for question in local.ask:
             if not commit_check(question):
                 print("Aborted")

@@ -27,6 +27,7 @@ class Edit:
     changed: bool = False  # there is something to commit
     verb: str = ""  # "adding users", "adding accounts", "" (modify, delete): how a refusal is worded
     ask: list[str] = field(default_factory=list)  # questions sacctmgr asks first, unless -i
+    new_users: list[str] = field(default_factory=list)  # users an add makes (sacctmgr checks their uid)
 
 
 def copy(tree: AssociationTree) -> AssociationTree:
@@ -231,6 +232,7 @@ def _add_users(tree: AssociationTree, words: list[str], cluster: str) -> Edit:
         edit.out.append(" Nothing new added.")
         edit.failed = True
         return edit
+    edit.new_users = new_users
     if new_users:
         edit.out += [" Adding User(s)", *[f"  {u}" for u in new_users]]
         if default is not None or level is not None:

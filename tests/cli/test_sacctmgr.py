@@ -52,3 +52,15 @@ def test_list_account_withassoc_and_an_unknown_field(out):
     assert text == "Account|ParentName|User|Share|Org\nml|research||4|research\nml||ann|1|research\n"
     assert out("list", "user", "format=bogus") == (1, "", "Unknown field 'bogus'\n")
     assert out("list", "nothing")[0] == 1
+
+
+def test_adding_a_user_unix_does_not_know_asks_first_and_no_sends_nothing(out, monkeypatch):
+    import os
+    read, write = os.pipe()
+    os.write(write, b"n\n")
+    os.close(write)
+    monkeypatch.setattr("sys.stdin", os.fdopen(read))
+    code, text, err = out("add", "user", "msl-no-such-user", "account=ml")  # FakeClient refuses any POST
+    assert code == 1 and text.startswith("There is no uid for user 'msl-no-such-user'\n"
+                                         "Are you sure you want to continue? (You have 30 seconds to decide)\n")
+    assert "Adding User(s)" not in text
