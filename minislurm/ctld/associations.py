@@ -11,11 +11,7 @@ same file under the same lock (``.accounts.conf.lock`` beside it).
 
 from __future__ import annotations
 
-import fcntl
-import os
-from contextlib import contextmanager
-from pathlib import Path
-
+from minislurm.common.accounts_file import locked, write_durably
 from minislurm.core.accounts import AccountsError, Association, AssociationTree, render_accounts
 from minislurm.core.assocedit import plan
 from minislurm.core.errors import SlurmError
@@ -45,30 +41,6 @@ def view(tree: AssociationTree) -> list[dict]:
 
     walk(tree.root)
     return out
-
-
-@contextmanager
-def locked(path: Path):
-    """The lock every writer of accounts.conf holds (the controller, ``cluster add-users``)."""
-    with open(path.with_name(f".{path.name}.lock"), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
-
-
-def write_durably(path: Path, text: str) -> None:
-    """``text`` as the whole of ``path``, on disk (file and folder flushed) when this returns."""
-    tmp = path.with_name(f".{path.name}.new")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    folder = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(folder)
-    finally:
-        os.close(folder)
 
 
 def change(ctl, words: list[str], commit: bool) -> dict:
