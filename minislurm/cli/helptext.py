@@ -213,6 +213,30 @@ LAYOUTS = {
     "sshare": Layout("sshare", "Usage:  sshare [OPTION]", intro=("  Valid OPTIONs are:",), help_title=None,
                      indent=4, sep=" or ", column=27, values=False, sort=True, usage_is_help=True,
                      extra_info={"usage": "print this help and exit"}),
+    "sacctmgr": Layout("sacctmgr", "sacctmgr [<OPTION>] [<COMMAND>]", intro=("    Valid <OPTION> values are:",),
+                       help_title=None, indent=5, pad_long=False, column=26, values=False, sort=True,
+                       short_help=True, usage_is_help=True,
+                       extra_info={"help": "print this help (the help command)", "usage": "print this help",
+                                   "version": "print the Slurm version (the version command)"},
+                       tail="""\
+    Valid <COMMAND> values are:
+     add|create <ENTITY> <SPECS>
+                          add users or accounts (operators only)
+     delete|remove <ENTITY> where <SPECS>
+                          remove users (or their associations) or accounts
+     help                 print this help
+     list|show <ENTITY> [<SPECS>]
+                          print users, accounts or associations
+     modify|update <ENTITY> where <SPECS> set <SPECS>
+                          change users or accounts (operators only)
+     version              print the Slurm version
+
+    <ENTITY> is user, account or (for list) association.  <SPECS> are Key=value
+    words: Name=, Account=, Parent=, DefaultAccount=, AdminLevel=, Fairshare=,
+    Description=, Organization=, and for list Format=Field[%width],...
+    (User, Account, DefaultAccount, AdminLevel, Cluster, ParentName, Share,
+    QOS, Description, Organization, ...) and WithAssoc.
+"""),
     "scontrol": Layout("scontrol", "scontrol [<OPTION>] [<COMMAND>]", intro=("    Valid <OPTION> values are:",),
                        help_title=None, indent=5, pad_long=False, column=20, values=False, sort=True,
                        short_help=True, usage_is_help=True,

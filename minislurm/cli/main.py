@@ -20,6 +20,7 @@ COMMANDS = {
     "scontrol": ("minislurm.cli.scontrol", "view and change jobs, nodes, reservations"),
     "sprio": ("minislurm.cli.sprio", "view the priority factors of pending jobs"),
     "sshare": ("minislurm.cli.sshare", "view fair-share usage"),
+    "sacctmgr": ("minislurm.cli.sacctmgr", "view and (operators) change users, accounts, associations"),
     "sim": ("minislurm.cli.sim", "replay a workload trace in the simulator"),
     "demo": ("minislurm.cli.demo", "the guided tour (README's main command)"),
     "grade": ("minislurm.cli.grade", "otter-grader for the labs: student versions, grades.csv"),

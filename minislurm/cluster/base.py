@@ -23,7 +23,8 @@ from pathlib import Path
 from minislurm.client import Client, ClientError
 from minislurm.core.cluster import ClusterConfig
 
-COMMANDS = ("sbatch", "srun", "salloc", "squeue", "scancel", "sinfo", "sacct", "sstat", "seff", "scontrol", "sprio", "sshare")
+COMMANDS = ("sbatch", "srun", "salloc", "squeue", "scancel", "sinfo", "sacct", "sstat", "seff", "scontrol", "sprio", "sshare",
+            "sacctmgr")
 KINDS = ("local", "docker")
 
 

@@ -32,7 +32,7 @@ STATE = Path("/var/spool/slurmctld")
 SPOOL = Path("/var/spool/slurmd")
 VENV_BIN = "/opt/venv/bin"
 PYTHON = f"{VENV_BIN}/python"
-COMMANDS = ("sbatch", "srun", "squeue", "scancel", "sinfo", "sacct", "scontrol", "sprio", "sshare")
+COMMANDS = ("sbatch", "srun", "squeue", "scancel", "sinfo", "sacct", "scontrol", "sprio", "sshare", "sacctmgr")
 
 
 def _settings(text: str) -> dict:

@@ -192,8 +192,10 @@ def add_user(name: str, uid: int | None = None, operator: bool = False) -> tuple
     user, new = add(name, uid)
     make_home(user)
     write_token(user)
-    with _locked(USERS_DIR):
-        changed = associate(user, operator)
+    from minislurm.common.accounts_file import locked
+    accounts = ETC / "accounts.conf"
+    with _locked(USERS_DIR), locked(accounts):  # the controller writes it too (sacctmgr)
+        changed = associate(user, operator, accounts)
     return user, new, changed and operator
 
 

@@ -10,7 +10,8 @@ minislurm reads them from a small file in slurm.conf's ``Key=Value`` style::
     User=bob   Account=eval
     User=teacher Account=eval AdminLevel=Operator
 
-``Fairshare`` defaults to 1, as in sacctmgr.  ``AdminLevel`` (sacctmgr's: None, Operator,
+``Fairshare`` defaults to 1, as in sacctmgr; an Account line may also give sacctmgr's
+``Description=`` and ``Organization=`` (quoted if they have spaces).  ``AdminLevel`` (sacctmgr's: None, Operator,
 Administrator) lets a user act on everyone's jobs and on nodes, as SlurmUser and root may.
 A user's default account (the one a job without ``-A`` is charged to when
 ``AccountingStorageEnforce=associations``) is their first line's, or the one a
@@ -19,6 +20,7 @@ A user's default account (the one a job without ``-A`` is charged to when
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 
 
@@ -32,6 +34,8 @@ class Association:
     shares: int = 1
     children: list["Association"] = field(default_factory=list)
     admin: str = "None"  # AdminLevel, on user lines
+    description: str | None = None  # an account's (sacctmgr shows its name when none is set)
+    organization: str | None = None  # an account's (sacctmgr shows its parent's name, or its own)
 
     @property
     def key(self) -> tuple[str, str | None]:
@@ -94,7 +98,11 @@ def parse_accounts(text: str, path: str = "accounts.conf") -> AssociationTree:
         if not line:
             continue
         fields = {}
-        for word in line.split():
+        try:
+            words = shlex.split(line)
+        except ValueError:
+            raise AccountsError(f"{path} line {lineno}: unbalanced quotes") from None
+        for word in words:
             key, sep, value = word.partition("=")
             if not sep:
                 raise AccountsError(f"{path} line {lineno}: expected Key=Value, got '{word}'")
@@ -119,7 +127,9 @@ def parse_accounts(text: str, path: str = "accounts.conf") -> AssociationTree:
             elif "account" in fields:
                 if (fields["account"], None) in tree.nodes:
                     raise AccountsError(f"account '{fields['account']}' already exists")
-                tree.add_account(fields["account"], fields.get("parent", "root"), shares)
+                account = tree.add_account(fields["account"], fields.get("parent", "root"), shares)
+                account.description = fields.get("description") or None
+                account.organization = fields.get("organization") or None
             else:
                 raise AccountsError("expected Account= or User=")
         except AccountsError as err:  # every error names its line
@@ -129,3 +139,43 @@ def parse_accounts(text: str, path: str = "accounts.conf") -> AssociationTree:
             raise AccountsError(f"{path}: DefaultAccount={account} of user '{user}' is not one of their accounts")
         tree.defaults[user] = account
     return tree
+
+
+HEADER = "# Associations (slurmdbd's, for real Slurm): written by sacctmgr and minislurm cluster add-users"
+
+
+def _value(text: str) -> str:
+    return shlex.quote(text) if not text or any(c.isspace() or c in "'\"#" for c in text) else text
+
+
+def render_accounts(tree: AssociationTree, header: str = HEADER) -> str:
+    """The tree as accounts.conf text, which :func:`parse_accounts` reads back as the same tree:
+    accounts parents first, then each user's lines (their default account's first)."""
+    lines = [header]
+    done = {"root"}
+    pending = [a for a in tree.nodes.values() if a.user is None and a.account != "root"]
+    while pending:  # parents before children, in the order they were added
+        ready = [a for a in pending if a.parent in done] or pending[:1]
+        for a in ready:
+            words = [f"Account={a.account}"] + ([f"Parent={a.parent}"] if a.parent not in (None, "root") else [])
+            words.append(f"Fairshare={a.shares}")
+            if a.description:
+                words.append(f"Description={_value(a.description)}")
+            if a.organization:
+                words.append(f"Organization={_value(a.organization)}")
+            lines.append(" ".join(words))
+            done.add(a.account)
+            pending.remove(a)
+    by_user: dict[str, list[Association]] = {}
+    for a in tree.users():
+        by_user.setdefault(a.user, []).append(a)
+    for user, assocs in by_user.items():
+        default = tree.defaults.get(user)
+        assocs.sort(key=lambda a: a.account != default)
+        level = max((a.admin for a in assocs), key=("None", "Operator", "Administrator").index)
+        for a in assocs:
+            words = [f"User={user}", f"Account={a.account}", f"Fairshare={a.shares}"]
+            if level != "None":
+                words.append(f"AdminLevel={level}")
+            lines.append(" ".join(words))
+    return "\n".join(lines) + "\n"

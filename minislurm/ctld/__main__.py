@@ -5,7 +5,8 @@ SlurmctldPort, its JWT key from ``AuthAltParameters=jwt_key=...`` and its state 
 StateSaveLocation, then serves until SIGTERM/SIGINT.  An ``accounts.conf`` beside slurm.conf
 (what slurmdbd's associations hold for real Slurm) gives the fair-share tree and the users whose
 AdminLevel makes them operators; it is read when the controller starts (a broken one stops it) and
-again whenever it changes (so `cluster add-users` needs no restart).
+again whenever it changes (so `cluster add-users` needs no restart); `sacctmgr add|modify|delete`
+requests are written to it by the controller itself (minislurm.ctld.associations).
 """
 
 from __future__ import annotations

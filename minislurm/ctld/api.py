@@ -88,6 +88,22 @@ async def shares(request: web.Request) -> web.Response:
                               "fair_tree": book.fair_tree if book else True, "root_tres_run_mins": run.get(("root", None), {})})
 
 
+async def list_associations(request: web.Request) -> web.Response:
+    from minislurm.ctld.associations import view
+    ctl = _ctl(request)
+    return web.json_response({"cluster": ctl.config.cluster_name, "associations": view(ctl.associations())})
+
+
+async def change_associations(request: web.Request) -> web.Response:
+    """sacctmgr add/modify/delete: the operators' (Slurm's "Access/permission denied" to anyone
+    else); with ``commit`` the change is in accounts.conf, on disk, before the answer."""
+    from minislurm.ctld.associations import change
+    ctl, body = _ctl(request), request[BODY]
+    if request[USER] not in ctl.operators:
+        raise SlurmError(errors.ACCESS_DENIED)
+    return web.json_response(change(ctl, body["words"], bool(body.get("commit"))))
+
+
 # -- tokens, config, reservations -----------------------------------------------------------
 async def token(request: web.Request) -> web.Response:
     ctl, body = _ctl(request), request[BODY]
@@ -183,6 +199,7 @@ def make_app(ctl: Controller) -> web.Application:
         ("POST", "/partitions/update", update_partition),
         ("GET", "/partitions", list_partitions), ("GET", "/acct", acct), ("GET", "/priorities", priorities),
         ("GET", "/shares", shares), ("POST", "/token", token),
+        ("GET", "/associations", list_associations), ("POST", "/associations", change_associations),
         ("GET", "/reservations", list_reservations), ("POST", "/reservations", create_reservation),
         ("POST", "/reservations/{name}", update_reservation), ("DELETE", "/reservations/{name}", delete_reservation),
         ("POST", "/agents/register", agent_register), ("POST", "/agents/job-ended", agent_job_ended),

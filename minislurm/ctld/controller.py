@@ -314,6 +314,14 @@ class Controller:
                 log.error("accounts.conf not read again, the last one kept: %s", exc)
         return self._associations
 
+    def adopt_associations(self, tree: AssociationTree) -> None:
+        """A tree just written to accounts.conf (by sacctmgr's request) is the one enforced from
+        now on; its new accounts, users and shares reach the fair-share tree too."""
+        st = self.accounts_file.stat()
+        self._associations, self._accounts_stamp = tree, (st.st_mtime_ns, st.st_size, st.st_ino)
+        if self.fairshare is not None:
+            self.fairshare.adopt(tree)
+
     @property
     def operators(self) -> set[str]:
         """root, SlurmUser, the daemon's user, and AdminLevel Operator/Administrator in

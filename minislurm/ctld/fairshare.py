@@ -23,6 +23,18 @@ class FairShareBook:
         self.ledger = fairshare.UsageLedger(self.tree, config.priority.decay_half_life)
         self.fair_tree = "NO_FAIR_TREE" not in config.priority.flags
 
+    def adopt(self, tree: AssociationTree) -> None:
+        """The accounts, users and shares of ``tree`` (sacctmgr's change), kept with their usage;
+        an association ``tree`` no longer has stays (jobs charged to it may still end)."""
+        for a in tree.nodes.values():  # parents come before their children in a tree's nodes
+            mine = self.tree.nodes.get(a.key)
+            if mine is None and a.user is None and (a.parent, None) in self.tree.nodes:
+                mine = self.tree.add_account(a.account, a.parent, a.shares)
+            elif mine is None and a.user is not None:
+                mine = self.tree.user(a.user, a.account)
+            if mine is not None:
+                mine.shares = a.shares
+
     def charge(self, job: Job, end: float) -> None:
         """Allocated CPU-seconds of the run that ended at ``end``, Slurm's default usage measure."""
         self._charge(job.user, job.account, job.alloc.num_cpus, job.start_time, end)

@@ -214,7 +214,9 @@ ROUTES: dict[tuple[str, str], dict] = {
         required=("names",))},
     ("GET", "/acct"): {"query": {"jobs": JOB_IDS, "user": _list(USER_NAME, 1000), "since": _num(0, MAX_EPOCH),
                                  "duplicates": {"enum": ["0", "1"], "description": "0 or 1"}}},
-    ("GET", "/priorities"): {}, ("GET", "/shares"): {},
+    ("GET", "/priorities"): {}, ("GET", "/shares"): {}, ("GET", "/associations"): {},
+    ("POST", "/associations"): {"body": _object({
+        "words": _list(_text(MAX_NAME), 256, min_items=1), "commit": {"type": "boolean"}}, required=("words",))},
     ("POST", "/token"): {"body": _object({
         "username": {**USER_NAME, "type": ["string", "null"]},
         "lifespan": {"anyOf": [{"type": "integer", "minimum": 1, "maximum": 2**31 - 1},

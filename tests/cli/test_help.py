@@ -38,12 +38,14 @@ FIRST_LINE = {
     "sshare": "Usage:  sshare [OPTION]",
     "sstat": "sstat [<OPTION>] -j <job(.stepid)>",
     "seff": "Usage: seff [Options] <Jobid>",
+    "sacctmgr": "sacctmgr [<OPTION>] [<COMMAND>]",
 }
 COMMANDS = list(FIRST_LINE)
 # --usage: a synopsis; sacct's and sstat's are two fixed lines, sshare's and scontrol's are their help
 USAGE_FIRST = {**{c: f"Usage: {c} [" for c in COMMANDS},
                "sacct": "Usage: sacct [options]", "sstat": "Usage: sstat [options] -j <job(.stepid)>",
-               "sshare": FIRST_LINE["sshare"], "scontrol": FIRST_LINE["scontrol"], "seff": FIRST_LINE["seff"]}
+               "sshare": FIRST_LINE["sshare"], "scontrol": FIRST_LINE["scontrol"], "seff": FIRST_LINE["seff"],
+               "sacctmgr": FIRST_LINE["sacctmgr"]}
 VERSION = {**{c: "slurm 22.05.8\n" for c in COMMANDS}, "seff": "seff Version 2.1\n"}
 
 

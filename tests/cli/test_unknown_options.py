@@ -33,7 +33,8 @@ def no_cluster(monkeypatch, tmp_path):
 @pytest.mark.parametrize("command,rc,try_help", [
     ("sbatch", 255, True), ("srun", 255, True), ("salloc", 255, True),
     ("squeue", 1, True), ("sinfo", 1, True), ("scancel", 1, True), ("scontrol", 1, True),
-    ("sprio", 1, True), ("sshare", 1, True), ("sacct", 1, False), ("sstat", 1, False)])
+    ("sprio", 1, True), ("sshare", 1, True), ("sacct", 1, False), ("sstat", 1, False),
+    ("sacctmgr", 1, True)])
 def test_an_unknown_option_is_refused_as_slurm_refuses_it(command, rc, try_help, capsys):
     tail = f'Try "{command} --help" for more information\n' if try_help else ""
     assert run(command, ["--bogus"], capsys) == (rc, "", f"{command}: unrecognized option '--bogus'\n{tail}")
