@@ -24,6 +24,11 @@ and how long ago the loop last beat:
   SlurmdTimeout later, as one that does not answer does.  The bound is generous (a minute,
   against a SlurmdTimeout of seconds) because a starved loop is not a dead one.
 
+It runs at nice -10 (when the agent runs as root, as slurmd does), so on a machine whose CPUs
+jobs keep busy the kernel runs it ahead of them: a ping's answer waits for neither the agent's
+loop nor the jobs' tasks.  (Slurm does not renice anything; confining jobs to their CPUs is
+what cgroups do there, which minislurm does not use.)
+
 It dies with its agent: the pipe's end (EOF) tells it its agent is gone (and the kernel, by
 PR_SET_PDEATHSIG, kills it should it miss that), so a kill -9 of the agent closes its heartbeat's
 port within a second and its nodes go DOWN SlurmdTimeout after their last answer.
@@ -200,9 +205,16 @@ def _line(fd: int) -> bytes:
     return got
 
 
+NICE = -10  # ahead of the jobs (nice 0) for the CPU: its work is a few answers a second
+
+
 def main(argv: list[str]) -> int:
     """``BIND WEDGED AGENT_PID``; the key is the first line on stdin."""
     die_with_parent()
+    try:
+        os.nice(NICE)  # an agent run as root (as slurmd is); any other keeps its own priority
+    except OSError:
+        pass
     bind, wedged, agent = argv[0], float(argv[1]), int(argv[2])
     if os.getppid() != agent:  # the agent died before the line above
         return 1
