@@ -88,12 +88,18 @@ def main(argv: list[str] | None = None) -> dict:
             assert time.time() - killed_at < 60, "the killed agent's nodes never went DOWN"
             time.sleep(0.1)
         down_after = time.time() - killed_at
+        # The same from the controller's log (its stamps, not this loop's polling of a busy API).
+        after = [line for line in (c.dir / "log" / "slurmctld.log").read_text().splitlines()[len(log.splitlines()):]
+                 if (m := DOWN_LINE.search(line)) and set(expand(m.group(1))) & set(hosted)]
+        logged = max((time.mktime(time.strptime(line[1:20], "%Y-%m-%d %H:%M:%S")) + float("0." + line[21:24])
+                      for line in after), default=None)
         timeout = float(str(api.call("GET", "/config")["config"]["SlurmdTimeout"]).split()[0])
         figures = {"nodes": args.nodes, "minutes": args.minutes, "burners": args.burners, "step_s": args.step,
                    "load_median": round(statistics.median(loads), 1), "load_max": round(max(loads), 1),
                    "false_down": false_down, "false_down_before_the_job_ran": down_at_start, "not_responding_node_seconds": starred,
                    "job_state": state["state"], "job_restarts": state["restart_count"],
                    "kill9_nodes": len(hosted), "kill9_down_after_s": round(down_after, 2),
+                   "kill9_down_in_log_after_s": round(logged - killed_at, 2) if logged else None,
                    "slurmd_timeout_s": timeout}
     finally:
         for b in burners:
