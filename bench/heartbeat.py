@@ -4,7 +4,8 @@ the target; nothing crashes, so every node the controller sets DOWN is a false f
 end one agent process is killed with SIGKILL and the time until its nodes are DOWN is taken
 (the promise: within SlurmdTimeout + 2 s).
 
-    python bench/heartbeat.py --minutes 10 --burners 6
+    python bench/heartbeat.py --minutes 10 --burners 0              # lab 08b's job as written
+    python bench/heartbeat.py --minutes 10 --burners 0 --step 1.0   # a tenth of its forks
 
 Prints one JSON object on its last line: false DOWN events (from the controller's log) while
 the job runs, and apart those before it ran (agents slow to register at start),
