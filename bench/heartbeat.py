@@ -4,9 +4,11 @@ the target; nothing crashes, so every node the controller sets DOWN is a false f
 end one agent process is killed with SIGKILL and the time until its nodes are DOWN is taken
 (the promise: within SlurmdTimeout + 2 s).
 
-    python bench/heartbeat.py --minutes 10 --burners 6
+    python bench/heartbeat.py --minutes 10 --burners 0              # lab 08b's job as written
+    python bench/heartbeat.py --minutes 10 --burners 0 --step 1.0   # a tenth of its forks
 
-Prints one JSON object on its last line: false DOWN events (from the controller's log),
+Prints one JSON object on its last line: false DOWN events (from the controller's log) while
+the job runs, and apart those before it ran (agents slow to register at start),
 node-seconds seen not responding (sinfo's ``*``), the load averages seen, and the kill -9 figure.
 """
 
@@ -44,6 +46,9 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--minutes", type=float, default=10.0)
     p.add_argument("--burners", type=int, default=6, help="CPU-bound processes beside the job")
     p.add_argument("--nodes", type=int, default=256)
+    p.add_argument("--step", type=float, default=0.1,
+                   help="seconds each task sleeps between steps (lab 08b: 0.1, ten forks a second per task; "
+                        "more forks less, for a controlled load)")
     args = p.parse_args(argv)
     root = Path(tempfile.mkdtemp(prefix="minislurm-heartbeat-"))
     c = LocalCluster(nodes=args.nodes, gpus_per_node=8, cpus_per_node=32, mem=256_000, dir=root / "cluster")
@@ -53,7 +58,9 @@ def main(argv: list[str] | None = None) -> dict:
         work = c.workdir()
         (work / "ckpt").mkdir(exist_ok=True)
         steps = int(args.minutes * 60 * 10) + 600  # outlasts the measurement
-        (work / "frontier.sbatch").write_text(TRAIN_SCRIPT.format(steps=steps, ckpt=50))
+        steps = int(steps * 0.1 / args.step) + 60
+        script = TRAIN_SCRIPT.format(steps=steps, ckpt=50).replace("sleep 0.1;", f"sleep {args.step};")
+        (work / "frontier.sbatch").write_text(script)
         r = c.run("sbatch", f"-N{args.nodes - 16}", "frontier.sbatch", cwd=str(work), check=True)
         job = int(r.stdout.split()[-1])
         api = c.client()
@@ -61,6 +68,7 @@ def main(argv: list[str] | None = None) -> dict:
         while api.call("GET", f"/jobs/{job}")["state"] != "RUNNING":
             assert time.time() < deadline, "the job did not start"
             time.sleep(0.5)
+        running_at = time.strftime("%Y-%m-%d %H:%M:%S")  # the log's stamps: DOWN before this was at start
         burners = [_burn() for _ in range(args.burners)]
         loads, starred = [], 0
         end = time.time() + args.minutes * 60
@@ -69,7 +77,9 @@ def main(argv: list[str] | None = None) -> dict:
             loads.append(os.getloadavg()[0])
             starred += sum(1 for n in _nodes(api) if "NOT_RESPONDING" in n["flags"])
         log = (c.dir / "log" / "slurmctld.log").read_text()
-        false_down = sum(len(expand(m.group(1))) for m in DOWN_LINE.finditer(log))
+        downs = [(line[1:20], len(expand(m.group(1)))) for line in log.splitlines() if (m := DOWN_LINE.search(line))]
+        false_down = sum(n for at, n in downs if at >= running_at)
+        down_at_start = sum(n for at, n in downs if at < running_at)
         state = api.call("GET", f"/jobs/{job}")
         # A real kill -9 of one agent process: all the nodes it hosts must go DOWN.
         unit, hosted = next((u, names) for u, names in c.agents.items() if u in c.procs)
@@ -79,12 +89,18 @@ def main(argv: list[str] | None = None) -> dict:
             assert time.time() - killed_at < 60, "the killed agent's nodes never went DOWN"
             time.sleep(0.1)
         down_after = time.time() - killed_at
+        # The same from the controller's log (its stamps, not this loop's polling of a busy API).
+        after = [line for line in (c.dir / "log" / "slurmctld.log").read_text().splitlines()[len(log.splitlines()):]
+                 if (m := DOWN_LINE.search(line)) and set(expand(m.group(1))) & set(hosted)]
+        logged = max((time.mktime(time.strptime(line[1:20], "%Y-%m-%d %H:%M:%S")) + float("0." + line[21:24])
+                      for line in after), default=None)
         timeout = float(str(api.call("GET", "/config")["config"]["SlurmdTimeout"]).split()[0])
-        figures = {"nodes": args.nodes, "minutes": args.minutes, "burners": args.burners,
+        figures = {"nodes": args.nodes, "minutes": args.minutes, "burners": args.burners, "step_s": args.step,
                    "load_median": round(statistics.median(loads), 1), "load_max": round(max(loads), 1),
-                   "false_down": false_down, "not_responding_node_seconds": starred,
+                   "false_down": false_down, "false_down_before_the_job_ran": down_at_start, "not_responding_node_seconds": starred,
                    "job_state": state["state"], "job_restarts": state["restart_count"],
                    "kill9_nodes": len(hosted), "kill9_down_after_s": round(down_after, 2),
+                   "kill9_down_in_log_after_s": round(logged - killed_at, 2) if logged else None,
                    "slurmd_timeout_s": timeout}
     finally:
         for b in burners:

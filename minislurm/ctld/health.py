@@ -6,7 +6,9 @@ DOWN with reason ``Not responding`` (within a quarter second, however slow the p
 and its jobs are requeued or failed.  With ReturnToService=1 a node that was
 DOWN only for not responding comes back when it answers again; with 2, any DOWN node does.
 
-An answer lists the jobs the agent is running.  Any the controller did not give that node (a
+An agent whose loop is slow but alive answers ``busy`` from its heartbeat process
+(:mod:`minislurm.slurmd.heartbeat`): the node is responding, but the answer carries no job
+list to act on.  Any other answer lists the jobs the agent is running.  Any the controller did not give that node (a
 run that was requeued elsewhere while the node was cut off) is killed: fencing.  Whatever an
 answer makes the controller tell an agent (a kill, a stop, a launch) is told once what it
 follows from is on disk (``store.then``): a ping never outruns a commit.  A batch job
@@ -113,9 +115,10 @@ async def responded(ctl: "Controller", name: str, reply: dict) -> None:
         nodes.set_down(n, False)
         ctl.save_node(name)
         changed = True
-    for job_id, inc, code, sig in reply.get("finished", []):
-        await ctl.running.job_ended(job_id, inc, exit_code=code, signal=sig)
-    await fence(ctl, name, reply.get("jobs", []))
+    if reply.get("busy") is None:  # a busy agent's heartbeat has no fresh list: nothing to fence by
+        for job_id, inc, code, sig in reply.get("finished", []):
+            await ctl.running.job_ended(job_id, inc, exit_code=code, signal=sig)
+        await fence(ctl, name, reply.get("jobs", []))
     if changed:
         ctl.state.touch()
         ctl.request_pass()

@@ -7,8 +7,9 @@ node with an agent process of its own would; the controller cannot tell them apa
 share is the process, its event loop and its children (the reaping of orphans looks at every
 hosted node's processes, not one node's).
 
-The process answers the controller's pings for all its nodes from one thread of its own
-(:mod:`minislurm.slurmd.heartbeat`), and collects the orphans of all of them once a second.
+The controller's pings for all its nodes are answered by one heartbeat process it starts
+(:mod:`minislurm.slurmd.heartbeat`), told at once of each node that crashes, is cut off or
+boots; the process collects the orphans of all its nodes once a second.
 
 A single hosted node can fail while its siblings keep running.  The cluster writes the faults
 file (one ``NAME crashed`` or ``NAME cut`` per line) and sends SIGHUP; each host then applies
@@ -60,12 +61,13 @@ class Host:
                  ports: dict[str, int] | None = None):
         self.make_agent, self.names, self.faults = make_agent, list(names), faults
         # The nodes alive now, cut off or not (shared with each agent: its siblings, and with
-        # the heartbeat thread, which answers for them).
+        # the heartbeat, which answers for them).
         self.agents: dict[str, NodeAgent] = {}
         self.runners: dict[str, web.AppRunner] = {}  # the reachable ones' servers
         self.ports: dict[str, int] = dict(ports or {})  # a node boots again on the port it had
         self._lock = asyncio.Lock()
         self.heartbeat: Heartbeat | None = None
+        self._heartbeat_started: asyncio.Future | None = None
         self._reaper: asyncio.Task | None = None
 
     async def start(self) -> None:
@@ -83,11 +85,13 @@ class Host:
         agent = self.make_agent(name)
         agent.siblings = self.agents
         if self.heartbeat is None:  # bound where the node's own port is, so reached the same way
-            self.heartbeat = Heartbeat(self.agents, agent.bind)
-            self.heartbeat.start()  # a few milliseconds: the thread binds its port
+            self.heartbeat = Heartbeat(self.agents, agent.bind, agent.signer.key)
+            self._heartbeat_started = asyncio.ensure_future(self.heartbeat.start())
+        await self._heartbeat_started  # one for all the nodes booting at once
         agent.heartbeat_port = self.heartbeat.port
         self.agents[name] = agent
         await self._listen(agent)
+        self.heartbeat.beat()
         log.info("slurmd %s listening on %s:%s", name, agent.bind, agent.port)
 
     async def _listen(self, agent: NodeAgent) -> None:
@@ -104,11 +108,14 @@ class Host:
         if name in self.runners:
             await self.runners.pop(name).cleanup()
         await asyncio.gather(*(job.roots.stop(0) for job in list(agent.runs.live.values())))
+        if self.heartbeat is not None:
+            self.heartbeat.beat()  # it answers for the node no more
         await agent.ctld_rpc.close()
         log.warning("node %s %s", name, why)
 
     async def cut_off(self, name: str) -> None:
         self.agents[name].offline = True  # it keeps watching its jobs, and tells no one
+        self.heartbeat.beat()
         await self.runners.pop(name).cleanup()
         log.warning("virtual node %s cut off the network", name)
 
@@ -124,6 +131,7 @@ class Host:
                     await self.cut_off(name)
                 elif want is None and alive and not reachable:
                     await self._listen(self.agents[name])
+                    self.heartbeat.beat()
                     log.info("virtual node %s is back on the network", name)
                 elif want is None and not alive:
                     await self.boot(name)
@@ -134,4 +142,4 @@ class Host:
         if self._reaper is not None:
             self._reaper.cancel()
         if self.heartbeat is not None:
-            await asyncio.to_thread(self.heartbeat.stop)
+            await self.heartbeat.stop()

@@ -77,6 +77,7 @@ class FakeNode:
     name: str
     addr: str
     alive: bool = True  # answers the controller
+    busy: bool = False  # its heartbeat answers for a slow agent loop: alive, no job list
     running: dict[tuple[int, int], asyncio.TimerHandle | None] = field(default_factory=dict)
     launches: list[tuple[int, int]] = field(default_factory=list)
     terminated: list[tuple[int, int]] = field(default_factory=list)  # stops it was told of
@@ -116,6 +117,8 @@ class FakeAgents:
         if node is None or not node.alive:
             await asyncio.sleep(timeout or 5.0)  # a silent address answers nothing, after the timeout
             return None
+        if path == "/ping" and node.busy:
+            return {"busy": 3.0}
         if path == "/ping":
             return {"jobs": [list(k) for k in node.running], "finished": []}
         key = (payload["job_id"], payload["inc"])

@@ -45,3 +45,21 @@ def test_a_dead_node_still_goes_down_after_a_stall(tmp_path):
 
     silent_for, others = run(test, tmp_path, slurmd_timeout=6)
     assert 6 <= silent_for <= 6 + 0.26 and not any(others)
+
+
+def test_a_busy_agent_is_responding_and_keeps_its_job(tmp_path):
+    """Its heartbeat answers ``busy`` (the agent's loop is slow): no job list comes with it, so
+    the controller neither counts the node silent nor takes its batch job for lost."""
+    async def test(h):
+        job_id = await h.submit()
+        await h.until(lambda: h.job(job_id).state is JobState.RUNNING)
+        for node in h.agents.nodes.values():
+            node.busy = True
+        await asyncio.sleep(30)  # five SlurmdTimeouts, well past the launch grace
+        nodes = h.ctl.state.nodes
+        return ([nodes.names[n] for n in range(len(nodes)) if nodes.down[n] or nodes.no_respond[n]],
+                h.job(job_id))
+
+    flagged, job = run(test, tmp_path, slurmd_timeout=6)
+    # Before: an answer without a job list lost the batch job ("gone from" its node): requeued.
+    assert flagged == [] and (job.state, job.restart_count) == (JobState.RUNNING, 0)

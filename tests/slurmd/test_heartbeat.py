@@ -1,18 +1,44 @@
-"""An agent answers the controller's pings while its own event loop is busy: the heartbeat has
-a thread and a port of its own (minislurm.slurmd.heartbeat), so a node whose jobs keep the
-agent's loop working is not taken for dead."""
+"""An agent answers the controller's pings while its own event loop is busy, even wedged: the
+heartbeat is a process of its own (minislurm.slurmd.heartbeat) with no interpreter lock in
+common with the agent, so a node whose jobs keep the agent working is not taken for dead; a
+loop silent for longer than the heartbeat's bound is wedged and answers nothing; and the
+heartbeat dies with its agent, so a killed agent's nodes do go silent."""
 
 import asyncio
 import json
+import os
+import signal
+import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
 
 from minislurm.common.auth import Signer
+from minislurm.slurmd import heartbeat
 from minislurm.slurmd.agent import NodeAgent
 from minislurm.slurmd.host import Host
 
 KEY = b"k" * 32
+
+# An agent process hosting gpu01 and gpu02, its controller nowhere (it keeps trying to register);
+# it prints its heartbeat's port and process id.
+AGENT = """
+import asyncio, sys
+from minislurm.slurmd.agent import NodeAgent
+from minislurm.slurmd.host import Host
+from minislurm.slurmd import heartbeat
+heartbeat.WEDGED = float(sys.argv[2])
+def make_agent(name):
+    return NodeAgent(name, key=b"k" * 32, ctld="127.0.0.1:9", conf=None, cpus=8, memory=64_000, gpus=4,
+                     spool=sys.argv[1] + "/" + name)
+async def main():
+    host = Host(make_agent, ["gpu01", "gpu02"])
+    await host.start()
+    print(host.heartbeat.port, getattr(getattr(host.heartbeat, "proc", None), "pid", 0), flush=True)
+    await asyncio.sleep(3600)
+asyncio.run(main())
+"""
 
 
 def _get(url: str, token: str) -> tuple[int, dict, float]:
@@ -22,7 +48,35 @@ def _get(url: str, token: str) -> tuple[int, dict, float]:
         with urllib.request.urlopen(request, timeout=10) as r:
             return r.status, json.loads(r.read()), time.monotonic() - started
     except urllib.error.HTTPError as exc:
-        return exc.code, {}, time.monotonic() - started
+        try:
+            body = json.loads(exc.read())
+        except ValueError:
+            body = {}
+        return exc.code, body, time.monotonic() - started
+
+
+def _until(predicate, within: float = 20.0):
+    """Poll ``predicate`` until it returns something true (a bound so a failure cannot hang)."""
+    deadline = time.monotonic() + within
+    while not (got := predicate()):
+        assert time.monotonic() < deadline, "not within the bound"
+        time.sleep(0.1)
+    return got
+
+
+def _agent_process(tmp_path, wedged: float) -> tuple[subprocess.Popen, int, int]:
+    proc = subprocess.Popen([sys.executable, "-c", AGENT, str(tmp_path), str(wedged)], stdout=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    port, pid = proc.stdout.readline().split()
+    return proc, int(port), int(pid)
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"  # ended, not yet collected
+    except FileNotFoundError:
+        return True
 
 
 def test_pings_are_answered_while_the_agents_loop_is_held_up(tmp_path):
@@ -38,9 +92,12 @@ def test_pings_are_answered_while_the_agents_loop_is_held_up(tmp_path):
             assert all(a.heartbeat_port == port for a in host.agents.values())
             ctld, node = Signer(KEY).ctld_token(), Signer(KEY).node_token("gpu01")
             url = f"http://127.0.0.1:{port}/ping/gpu01"
-            # The loop is held for 3 s (as by a long stretch of work for jobs) while pings come.
+            await asyncio.to_thread(_until, lambda: _get(url, ctld)[0] == 200)
+            # The loop is held for 3 s by work that keeps the interpreter lock while pings come.
             ping = asyncio.get_running_loop().run_in_executor(None, lambda: (time.sleep(0.5), _get(url, ctld))[1])
-            time.sleep(3)
+            end = time.monotonic() + 3
+            while time.monotonic() < end:
+                sum(range(10_000))
             answer = await ping
             others = await asyncio.to_thread(lambda: [
                 _get(f"http://127.0.0.1:{port}/ping/gpu02", node)[0],  # a node's token is not the controller's
@@ -52,6 +109,60 @@ def test_pings_are_answered_while_the_agents_loop_is_held_up(tmp_path):
             await host.stop()
 
     (status, body, took), others, crashed = asyncio.run(main())
-    assert (status, body) == (200, {"jobs": [], "finished": []})
+    assert status == 200 and body in ({"jobs": [], "finished": []}, {"busy": body.get("busy")})
     assert took < 1.0, f"the ping took {took:.2f} s"  # before: pings came to the node port this loop serves
     assert others == [401, 404] and crashed == 404
+
+
+def test_a_stopped_agent_is_busy_then_wedged(tmp_path):
+    """SIGSTOP holds the agent's whole process, every thread of it: its heartbeat answers
+    ``busy`` while the loop's last beat is young enough, then nothing; SIGCONT brings the
+    fresh answers back."""
+    proc, port, _ = _agent_process(tmp_path, wedged=4.0)
+    ctld = Signer(KEY).ctld_token()
+    url = f"http://127.0.0.1:{port}/ping/gpu01"
+    try:
+        fresh = _until(lambda: (a := _get(url, ctld))[0] == 200 and "jobs" in a[1] and a)
+        os.kill(proc.pid, signal.SIGSTOP)
+        busy = _until(lambda: (a := _get(url, ctld))[0] == 200 and "busy" in a[1] and a)
+        wedged = _until(lambda: (a := _get(url, ctld))[0] == 503 and a)
+        os.kill(proc.pid, signal.SIGCONT)
+        again = _until(lambda: (a := _get(url, ctld))[0] == 200 and "jobs" in a[1] and a)
+    finally:
+        proc.kill()
+        proc.wait()
+    # Before: the heartbeat was a thread of the stopped process: the ping timed out.
+    assert fresh[1] == again[1] == {"jobs": [], "finished": []}
+    assert busy[1]["busy"] >= heartbeat.FRESH and "has not run" in wedged[1]["error"]
+
+
+def test_the_heartbeat_dies_with_its_agent(tmp_path):
+    proc, port, pid = _agent_process(tmp_path, wedged=60.0)
+    ctld = Signer(KEY).ctld_token()
+    assert pid not in (0, proc.pid) and _get(f"http://127.0.0.1:{port}/ping/gpu01", ctld)[0] in (200, 404)
+    proc.kill()  # kill -9: the agent cannot tell its heartbeat anything
+    proc.wait()
+    _until(lambda: _gone(pid))
+    refused = _until(lambda: _refused(port))
+    assert refused
+
+
+def _refused(port: int) -> bool:
+    try:
+        _get(f"http://127.0.0.1:{port}/ping/gpu01", "x")
+    except urllib.error.URLError:
+        return True
+    return False
+
+
+def test_the_answer_follows_the_age_of_the_loops_last_beat():
+    now = [100.0]
+    answers = heartbeat.Answers(wedged=60.0, clock=lambda: now[0])
+    answers.take(json.dumps({"t": 100.0, "nodes": {"gpu01": {"jobs": [[7, 0]], "finished": []}}}).encode())
+    seen = []
+    for age in (0.0, heartbeat.FRESH + 0.1, 59.0, 61.0):
+        now[0] = 100.0 + age
+        seen.append(answers.answer("gpu01"))
+    assert seen[0] == (200, {"jobs": [[7, 0]], "finished": []})
+    assert seen[1] == (200, {"busy": round(heartbeat.FRESH + 0.1, 1)}) and seen[2] == (200, {"busy": 59.0})
+    assert seen[3][0] == 503 and answers.answer("gpu02")[0] == 404  # not a node its agent serves
