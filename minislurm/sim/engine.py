@@ -18,6 +18,7 @@ from collections.abc import Iterable
 import simpy
 
 from minislurm.core.cluster import ClusterConfig
+from minislurm.core.errors import SlurmError
 from minislurm.core.job import Job, Shape
 from minislurm.core.reservation import AdvanceReservation
 from minislurm.core.state import ClusterState
@@ -26,7 +27,7 @@ from minislurm.sched import priority
 from minislurm.sched.order import QueueOrder
 from minislurm.sched.releases import Releases
 from minislurm.sched.schedule import schedule
-from minislurm.sched.submit import refusal
+from minislurm.sched.submit import record_job, refusal
 from minislurm.sim.failures import FailureModel, checkpointed
 from minislurm.sim.records import Capacity, JobRecord, Segment
 
@@ -102,12 +103,17 @@ class Simulator:
 
     def _submit(self, tj, partition: str) -> None:
         st, now = self.state, self.env.now
-        job = Job(st.new_job_id(), user=tj.user, account=tj.account, partition=partition, name=str(tj.job_id),
-                  submit_time=now, time_limit=tj.time_limit, num_nodes=tj.nodes,
-                  shape=Shape(cpus=tj.cpus_per_node, mem=tj.mem_per_node, gpus=tj.gpus_per_node),
-                  requeue=st.config.job_requeue, reservation=tj.reservation)
-        # What could never start is refused at submission (EnforcePartLimits), not left pending.
-        why = refusal(job, st, enforce_part_limits=True)
+        # One admission: the job the controller would make of the request (build_jobs's template).
+        try:
+            job = record_job(st.new_job_id(), st, partition=partition, now=now, user=tj.user, account=tj.account,
+                             name=str(tj.job_id), time_limit=tj.time_limit, num_nodes=tj.nodes,
+                             shape=Shape(cpus=tj.cpus_per_node, mem=tj.mem_per_node, gpus=tj.gpus_per_node),
+                             reservation=tj.reservation)
+        except SlurmError as exc:
+            why = str(exc)
+        else:
+            # What could never start is refused at submission (EnforcePartLimits), not left pending.
+            why = refusal(job, st, enforce_part_limits=True)
         if why is not None:
             self.rejected.append((tj.job_id, why))
             self._done_one()
