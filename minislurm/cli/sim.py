@@ -12,7 +12,8 @@ def parser() -> ArgumentParser:
     p = ArgumentParser(prog="minislurm sim", description="Replay a workload trace with minislurm's scheduler.")
     p.add_argument("--trace", required=True, help="trace file (.swf, Philly CSV, openb CSV, native CSV; .gz ok)")
     p.add_argument("--format", choices=["swf", "philly", "openb", "native"], help="default: detect")
-    p.add_argument("--config", help="a slurm.conf describing the cluster (instead of the node flags)")
+    p.add_argument("--config", help="a slurm.conf describing the cluster (instead of the node flags); its "
+                   "PriorityType holds, with the accounts.conf beside it for fair share")
     p.add_argument("--nodes", type=int, default=128)
     p.add_argument("--cpus-per-node", type=int, default=32)
     p.add_argument("--gpus-per-node", type=int, default=8)
@@ -47,15 +48,17 @@ def main(argv: list[str]) -> int:
             return 1
     from minislurm.sim.replay import ReplayOptions, replay
 
-    config = None
+    config = accounts = None
     try:
         if args.config:
             from minislurm.core.slurmconf import load
+            from pathlib import Path
             config = load(args.config)
+            accounts = Path(args.config).resolve().parent / "accounts.conf"  # as slurmctld finds it
         opts = ReplayOptions(
             trace=args.trace, fmt=args.format, nodes=args.nodes, cpus_per_node=args.cpus_per_node,
             gpus_per_node=args.gpus_per_node, policy=args.policy, bf_max_job_test=args.bf_max_job_test,
-            bf_interval=args.bf_interval, limit_jobs=args.limit_jobs, config=config, mtbf_h=args.mtbf_hours,
+            bf_interval=args.bf_interval, limit_jobs=args.limit_jobs, config=config, accounts=accounts, mtbf_h=args.mtbf_hours,
             repair_h=args.repair_hours, checkpoint_interval_s=args.checkpoint_interval, seed=args.seed,
             progress=not args.no_progress and sys.stderr.isatty(), charts=not args.no_charts)
         summary = replay(opts, args.out)

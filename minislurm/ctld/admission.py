@@ -1,7 +1,8 @@
 """Admission: a job request becomes queued jobs (``sbatch``, ``srun`` and ``salloc`` outside a
-job), or a will-run answer (``sbatch --test-only``).  The request is built into jobs by the
-same rule the simulator uses (:func:`minislurm.sched.submit.build_jobs`); they are committed
-before the client hears its job ids, and only then queued.
+job), or a will-run answer (``sbatch --test-only``).  The request is built into jobs by
+:func:`minislurm.sched.submit.build_jobs`, through the template a replayed trace record goes
+through too (:func:`~minislurm.sched.submit.job_template`); they are committed before the
+client hears its job ids, and only then queued.
 """
 
 from __future__ import annotations

@@ -68,24 +68,49 @@ def build_jobs(spec: JobSpec, state: ClusterState, *, first_id: int, user: str, 
     hold = "user" if spec.hold else None
     if fixed == 0:  # an operator's --priority=0 holds the job, as scontrol hold does
         fixed, hold = None, "admin"
-    time_limit = spec.time_limit_min * 60 if spec.time_limit_min is not None else (
-        part.default_time if part.default_time is not None else part.max_time)
-    template = dict(
-        user=user, account=account, partition=part.name, name=spec.job_name or default_name,
-        submit_time=now, time_limit=time_limit, num_nodes=nodes, shape=shape,
-        exclusive=bool(spec.exclusive) or part.exclusive, ntasks=tasks, nice=spec.nice or 0,
-        hold=hold, fixed_priority=fixed, begin_time=spec.begin or 0.0, dependency=dependency,
-        kill_on_invalid_dep=bool(spec.kill_on_invalid_dep),
+    template = job_template(
+        part, state.config, user=user, account=account, name=spec.job_name or default_name, now=now,
+        time_limit=spec.time_limit_min * 60 if spec.time_limit_min is not None else None,
+        num_nodes=nodes, shape=shape, exclusive=bool(spec.exclusive), requeue=spec.requeue,
+        ntasks=tasks, nice=spec.nice or 0, hold=hold, fixed_priority=fixed, begin_time=spec.begin or 0.0,
+        dependency=dependency, kill_on_invalid_dep=bool(spec.kill_on_invalid_dep),
         req_nodes=frozenset(spec.nodelist or ()), exc_nodes=frozenset(spec.exclude or ()),
-        reservation=spec.reservation,
-        requeue=state.config.job_requeue if spec.requeue is None else spec.requeue, spec=spec,
-    )
+        reservation=spec.reservation, spec=spec)
     if not could_ever_run(Job(0, **template), state):
         raise NeverRuns(errors.NODE_CONFIG_UNAVAILABLE, Job(first_id, **template))
     return _build(template, spec, first_id)
 
 
 # -- admission: the rules the controller and the simulator share --------------------------
+def job_template(part: PartitionConfig, config: ClusterConfig, *, user: str, account: str, name: str,
+                 now: float, time_limit: float | None, num_nodes: int, shape: Shape, exclusive: bool = False,
+                 requeue: bool | None = None, **request) -> dict:
+    """The one template every job is made from, an ``sbatch`` request (:func:`build_jobs`) or
+    a trace's record (:func:`record_job`): what the request says, with the partition's and the
+    cluster's defaults filled in where it says nothing -- the time limit (the partition's
+    DefaultTime, else its MaxTime), whole nodes on an ``OverSubscribe=EXCLUSIVE`` partition,
+    and ``JobRequeue``.  ``request`` holds the other :class:`Job` fields the request sets."""
+    if time_limit is None:
+        time_limit = part.default_time if part.default_time is not None else part.max_time
+    return dict(user=user, account=account, partition=part.name, name=name, submit_time=now,
+                time_limit=time_limit, num_nodes=num_nodes, shape=shape, exclusive=exclusive or part.exclusive,
+                requeue=config.job_requeue if requeue is None else requeue, **request)
+
+
+def record_job(job_id: int, state: ClusterState, *, partition: str | None, now: float, user: str, account: str,
+               name: str, time_limit: float, num_nodes: int, shape: Shape,
+               reservation: str | None = None) -> Job:
+    """A trace's record as the job the controller would have made of it (the simulator's
+    admission); ``partition`` None is the default one.  Raises SlurmError for a partition the
+    cluster lacks; what else would refuse it is :func:`refusal`'s."""
+    part = state.config.partition(partition)
+    if part is None:
+        raise SlurmError(errors.INVALID_PARTITION)
+    return Job(job_id, **job_template(part, state.config, user=user, account=account, name=name, now=now,
+                                      time_limit=time_limit, num_nodes=num_nodes, shape=shape,
+                                      reservation=reservation))
+
+
 def closed_to_submissions(part: PartitionConfig) -> bool:
     """ESLURM_PARTITION_NOT_AVAIL: a DRAIN or INACTIVE partition lacks PARTITION_SUBMIT
     (job_mgr.c ``_alt_part_test``); a DOWN one still queues jobs (PartitionDown)."""

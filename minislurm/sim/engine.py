@@ -6,7 +6,12 @@ SimPy clock.
   one (a cycle with no new, ended or newly eligible job makes the same decisions);
 * jobs run for their trace run time, or until their time limit (TIMEOUT);
 * optional node failures (:mod:`minislurm.sim.failures`), noticed after SlurmdTimeout, with
-  Slurm's requeue (same id, restart count + 1, eligible again after the requeue delay).
+  Slurm's requeue (same id, restart count + 1, eligible again after the requeue delay);
+* with ``PriorityType=priority/multifactor``, the controller's priority rule on the simulated
+  clock: a job's priority at submission with the fair-share factors of that moment, every
+  pending job's recomputed every ``PriorityCalcPeriod`` (from t=0, as the controller does from
+  its start), and every run's CPU-seconds charged to its association when it ends (decayed
+  with ``PriorityDecayHalfLife``) -- the same :class:`~minislurm.ctld.fairshare.FairShareBook`.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from collections.abc import Iterable
 import simpy
 
 from minislurm.core.cluster import ClusterConfig
+from minislurm.core.errors import SlurmError
 from minislurm.core.job import Job, Shape
 from minislurm.core.reservation import AdvanceReservation
 from minislurm.core.state import ClusterState
@@ -26,7 +32,7 @@ from minislurm.sched import priority
 from minislurm.sched.order import QueueOrder
 from minislurm.sched.releases import Releases
 from minislurm.sched.schedule import schedule
-from minislurm.sched.submit import refusal
+from minislurm.sched.submit import record_job, refusal
 from minislurm.sim.failures import FailureModel, checkpointed
 from minislurm.sim.records import Capacity, JobRecord, Segment
 
@@ -34,9 +40,17 @@ from minislurm.sim.records import Capacity, JobRecord, Segment
 class Simulator:
     def __init__(self, config: ClusterConfig, jobs: Iterable, *, failures: FailureModel | None = None,
                  checkpoint_interval: float | None = None, progress: bool = False,
-                 reservations: Iterable[AdvanceReservation] = ()):
+                 reservations: Iterable[AdvanceReservation] = (), fairshare=None):
+        """``fairshare``: the FairShareBook to charge (one with the associations of an
+        accounts.conf); by default, with priority/multifactor, an empty one, as the controller's
+        without an accounts.conf."""
         self.env = simpy.Environment()
         self.state = ClusterState(config)
+        self.multifactor = config.priority.type == "priority/multifactor"
+        if self.multifactor and fairshare is None:
+            from minislurm.ctld.fairshare import FairShareBook
+            fairshare = FairShareBook(config)
+        self.fairshare = fairshare if self.multifactor else None
         for resv in reservations:  # advance reservations made before the replay begins
             self.state.add_reservation(resv)
         self.queue_order = QueueOrder()
@@ -52,6 +66,7 @@ class Simulator:
         self._dead: set[int] = set()  # nodes that died and are not yet noticed
         self._main_due = self._bf_due = False
         self._dirty = False
+        self._idle_recalc = False
         self._outstanding = 0
         self._finished = self.env.event()
         self._bar = None
@@ -70,6 +85,8 @@ class Simulator:
             self._bar = tqdm(total=len(self.trace), unit="job", desc="replay", mininterval=0.5)
         self._outstanding = len(self.trace)
         self.env.process(self._arrivals())
+        if self.multifactor:
+            self._recalc(None)
         for resv in self.state.reservations.values():  # a reservation's start and end change who may run
             for when in (resv.start, resv.end):
                 if when > self.env.now and when != math.inf:
@@ -102,17 +119,23 @@ class Simulator:
 
     def _submit(self, tj, partition: str) -> None:
         st, now = self.state, self.env.now
-        job = Job(st.new_job_id(), user=tj.user, account=tj.account, partition=partition, name=str(tj.job_id),
-                  submit_time=now, time_limit=tj.time_limit, num_nodes=tj.nodes,
-                  shape=Shape(cpus=tj.cpus_per_node, mem=tj.mem_per_node, gpus=tj.gpus_per_node),
-                  requeue=st.config.job_requeue, reservation=tj.reservation)
-        # What could never start is refused at submission (EnforcePartLimits), not left pending.
-        why = refusal(job, st, enforce_part_limits=True)
+        # One admission: the job the controller would make of the request (build_jobs's template).
+        try:
+            job = record_job(st.new_job_id(), st, partition=partition, now=now, user=tj.user, account=tj.account,
+                             name=str(tj.job_id), time_limit=tj.time_limit, num_nodes=tj.nodes,
+                             shape=Shape(cpus=tj.cpus_per_node, mem=tj.mem_per_node, gpus=tj.gpus_per_node),
+                             reservation=tj.reservation)
+        except SlurmError as exc:
+            why = str(exc)
+        else:
+            # What could never start is refused at submission (EnforcePartLimits), not left pending.
+            why = refusal(job, st, enforce_part_limits=True)
         if why is not None:
             self.rejected.append((tj.job_id, why))
             self._done_one()
             return
-        job.priority = priority.initial(job, st, now)
+        fairshare = self.fairshare.for_jobs([job], now) if self.fairshare else None
+        job.priority = priority.initial(job, st, now, fairshare)
         st.add(job)
         self.records[job.job_id] = JobRecord(job.job_id, now, None, None, job.num_nodes,
                                              job.num_nodes * job.shape.gpus, job.num_nodes * job.shape.cpus,
@@ -156,6 +179,30 @@ class Simulator:
             self._apply(schedule(self.state, self.env.now, backfill_cycle=True, promise_all=False,
                                  queue_order=self.queue_order, releases=self.releases))
 
+    def _recalc(self, _event) -> None:
+        """PriorityCalcPeriod: every pending job's priority recomputed, then a pass, as the
+        controller's priority loop does.  It stops with the replay, or after a round that
+        found nothing else left to happen (no event, nothing running) and whose pass started
+        nothing: priorities alone start no job, and a replay that can go no further must end."""
+        if self._finished.triggered:
+            return
+        idle = self.env.peek() == math.inf and not self.state.running
+        if idle and self._idle_recalc:
+            return
+        self._idle_recalc = idle
+        if self.state.pending:
+            now = self.env.now
+            factors = self.fairshare.factors(now) if self.fairshare else None
+            self.state.set_priorities(priority.recompute(self.state, now, factors))
+            self._kick()
+        period = max(1.0, self.state.config.priority.calc_period)
+        self.env.timeout(period).callbacks.append(self._recalc)
+
+    def _charge(self, job: Job) -> None:
+        """The run's usage, charged as the controller charges it when a run ends."""
+        if self.fairshare is not None:
+            self.fairshare.charge(job, self.env.now)
+
     def _apply(self, result) -> None:
         now = self.env.now
         self.state.settle_dependencies(result.settled)
@@ -180,6 +227,7 @@ class Simulator:
         now = self.env.now
         state = JobState.COMPLETED if completed else JobState.TIMEOUT
         self._segment(job, state.name, lost=0.0)
+        self._charge(job)
         self.state.finish(job, state, now, reason=Reason.NONE if completed else Reason.TIME_LIMIT)
         rec = self.records[job.job_id]
         rec.end, rec.state = now, state.name
@@ -214,6 +262,7 @@ class Simulator:
             saved = checkpointed(progress, self.checkpoint_interval)
             lost = (now - job.start_time - saved) * job.alloc.num_gpus
             self._segment(job, JobState.NODE_FAIL.name, lost)
+            self._charge(job)
             rec = self.records[job.job_id]
             if job.requeue:
                 self._work_done[job.job_id] += saved

@@ -27,6 +27,7 @@ class ReplayOptions:
     bf_interval: float | None = None
     limit_jobs: int | None = None
     config: ClusterConfig | None = None  # from a slurm.conf; overrides the node flags
+    accounts: str | Path | None = None  # accounts.conf (associations, shares) for fair share
     mtbf_h: float | None = None
     repair_h: float = 1.0
     checkpoint_interval_s: float | None = None
@@ -45,8 +46,18 @@ def cluster_for(opts: ReplayOptions) -> ClusterConfig:
     for name in ("policy", "bf_max_job_test", "bf_interval"):  # what was asked for beats the file
         if getattr(opts, name) is not None:
             setattr(cfg.sched, name, getattr(opts, name))
-    cfg.priority.type = "priority/basic"  # traces carry no priorities: first come, first served
-    return cfg
+    if opts.config is None:  # a made-up cluster: first come, first served
+        cfg.priority.type = "priority/basic"
+    return cfg  # a slurm.conf's PriorityType holds (multifactor: fair share on the replay's clock)
+
+
+def fairshare_book(cfg: ClusterConfig, accounts: str | Path | None):
+    """The controller's fair-share book for a multifactor replay (the associations of
+    ``accounts``, when given and present), or None."""
+    if cfg.priority.type != "priority/multifactor":
+        return None
+    from minislurm.ctld.fairshare import FairShareBook
+    return FairShareBook(cfg, Path(accounts) if accounts else None)
 
 
 def replay(opts: ReplayOptions, out: str | Path | None) -> dict:
@@ -61,7 +72,8 @@ def replay(opts: ReplayOptions, out: str | Path | None) -> dict:
         raise ValueError(f"no jobs to replay in {opts.trace}{why}")
     failures = FailureModel(opts.mtbf_h * 3600, opts.repair_h * 3600, opts.seed) if opts.mtbf_h else None
     sim = Simulator(cfg, read.jobs, failures=failures,
-                    checkpoint_interval=opts.checkpoint_interval_s, progress=opts.progress)
+                    checkpoint_interval=opts.checkpoint_interval_s, progress=opts.progress,
+                    fairshare=fairshare_book(cfg, opts.accounts))
     records = sim.run()
     if sim.rejected:
         reasons: dict[str, list[int]] = {}
