@@ -36,3 +36,10 @@ def test_good_values_are_kept(argv):
     spec, _ = parse_options(argv, prog="sbatch", now=0.0)
     name, _, value = argv[0][2:].partition("=")
     assert spec.extra[name] == value
+
+
+@pytest.mark.parametrize("prog", ["sbatch", "srun", "salloc"])
+def test_runtime_is_not_a_22_05_option(prog):
+    """--runtime (the runtime plugins) came long after 22.05: getopt's refusal."""
+    assert refusal(prog, "--runtime=oci") == (
+        f"{prog}: unrecognized option '--runtime=oci'\nTry \"{prog} --help\" for more information", 255)
