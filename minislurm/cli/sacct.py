@@ -24,6 +24,10 @@ def _selected(selectors: list, record: dict) -> bool:
     return selected(selectors, record["job_id"], int(array) if task else None, int(task) if task else None)
 
 
+def _stamp(when: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(when))
+
+
 def parser() -> ArgumentParser:
     p = ArgumentParser(prog="sacct", try_help=False, layout=LAYOUTS["sacct"])
     p.add_argument("-j", "--jobs", metavar="job(.step)", action="append",
@@ -40,6 +44,10 @@ def parser() -> ArgumentParser:
     p.add_argument("-a", "--allusers", action="store_true", help="Jobs of every user (root's default).")
     p.add_argument("-S", "--starttime", metavar="time",
                    help="Jobs since this time (by default midnight today).")
+    p.add_argument("-E", "--endtime", metavar="time",
+                   help="Jobs eligible before this time (by default now).")
+    p.add_argument("-M", "--clusters", metavar="cluster_list",
+                   help="Jobs of these clusters (comma-separated; all for every cluster).")
     p.add_argument("-s", "--state", metavar="states",
                    help="Only jobs in these states (names or codes: r, cd, f, to, ca, nf, ...).")
     p.add_argument("-b", "--brief", action="store_true", help="Only JobID, State and ExitCode.")
@@ -78,13 +86,21 @@ def main(argv: list[str]) -> int:
         except ValueError:
             print(f"sacct: fatal: unrecognized job state value '{name}'", file=sys.stderr)
             return 1
-    if not args.jobs:  # the default window: since midnight today
+    since = until = None
+    for name, text in (("start", args.starttime), ("end", args.endtime)):
         try:
-            since = parse_begin(args.starttime, now) if args.starttime else datetime.now().replace(
-                hour=0, minute=0, second=0, microsecond=0).timestamp()
+            when = parse_begin(text, now) if text else None
         except ValueError:
-            print(f"Invalid time specification (pos=0): {args.starttime}", file=sys.stderr)
+            print(f"Invalid time specification (pos=0): {text}", file=sys.stderr)
             return 1
+        since, until = (when, until) if name == "start" else (since, when)
+    if not args.jobs and since is None:  # the default window: since midnight today
+        since = datetime.now().replace(hour=0, minute=0, second=0, microsecond=0).timestamp()
+    if until is not None and (since or 0) > until:
+        print(f"sacct: error: Start time ({_stamp(since)}) requested is after end time ({_stamp(until)}).",
+              file=sys.stderr)
+        return 1
+    if not args.jobs:
         query["since"] = str(since)
     me = getpass.getuser()
     if args.user:
@@ -94,9 +110,16 @@ def main(argv: list[str]) -> int:
     client = Client()
     try:
         records = client.call("GET", "/acct", query=query)["records"]
+        clusters = {c.lower() for c in (args.clusters or "").split(",") if c}
+        if clusters and not clusters & {"all", "-1"} and (json_out.cluster_name(client) or "").lower() not in clusters:
+            records = []  # another cluster's jobs: minislurm's database holds only its own
     except (ClientError, ValueError) as exc:
         print(f"sacct: error: {exc}", file=sys.stderr)
         return 1
+    if until is not None:  # -E: the jobs eligible by then, with their steps
+        jobs = {(r["job_id"], r.get("restart")) for r in records if r["step"] is None
+                and (r.get("eligible") or r.get("submit") or 0) <= until}
+        records = [r for r in records if (r["job_id"], r.get("restart")) in jobs]
     if args.allocations:
         records = [r for r in records if r["step"] is None]
     if selectors:

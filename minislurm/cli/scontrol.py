@@ -76,6 +76,8 @@ def _show(client: Client, what: str, arg: str | None, oneliner: bool = False, de
         now = time.time()
         _emit([fmt.show_job(j, now=now, details=details) for j in sorted(jobs, key=lambda j: j["job_id"])], oneliner)
         return 0
+    if kind in ("step", "steps"):
+        return _show_steps(client, arg, oneliner)
     if kind in ("node", "nodes"):
         nodes = client.call("GET", "/nodes")["nodes"]
         if arg:
@@ -117,6 +119,35 @@ def _show(client: Client, what: str, arg: str | None, oneliner: bool = False, de
         _emit([fmt_nodes.show_reservation(r) for r in resvs], oneliner)
         return 0
     print(f"scontrol: error: invalid entity: {what} for keyword:show", file=sys.stderr)
+    return 1
+
+
+def _show_steps(client: Client, arg: str | None, oneliner: bool) -> int:
+    """``show step[s] [JOBID[.STEP]]``: the running steps (see :mod:`minislurm.cli.fmt.scontrol_steps`)."""
+    from minislurm.cli.fmt.scontrol_steps import show_step
+    want_job, _, want_step = (arg or "").partition(".")
+    every = client.call("GET", "/jobs")["jobs"]
+    if want_job:
+        every = [j for j in every if str(j["job_id"]) == want_job or j.get("display_id") == want_job]
+        if not every:
+            print(f"slurm_get_job_steps error: {errors.INVALID_JOB_ID}", file=sys.stderr)
+            return 1
+    jobs = {j["job_id"]: j for j in every if j.get("state") == "RUNNING"}
+    records = client.call("GET", "/acct", query={"jobs": ",".join(map(str, jobs))})["records"] if jobs else []
+    steps = [r for r in records if r["step"] is not None and r["state"] == "RUNNING" and r["job_id"] in jobs
+             and r.get("restart", 0) == jobs[r["job_id"]].get("restart_count", r.get("restart", 0))
+             and (not want_step or r["step"] == want_step)]
+    order = {"batch": -2, "extern": -1}
+    steps.sort(key=lambda r: (r["job_id"], order.get(r["step"], 0), int(r["step"]) if r["step"].isdigit() else 0))
+    if steps:
+        _emit([show_step(r, jobs[r["job_id"]]) for r in steps], oneliner)
+        return 0
+    if not arg:
+        print("No job steps in the system")
+        return 0
+    digits = want_step[:len(want_step) - len(want_step.lstrip("0123456789"))]
+    number = str(int(digits or 0)) if want_step else ""  # scontrol reads the step with strtol
+    print(f"Job step {want_job}.{number} not found")  # on stdout, as scontrol prints it
     return 1
 
 
@@ -168,6 +199,22 @@ def _job_action(client: Client, action: str, arg: str) -> int:
         return _each_job(arg, lambda job_id, query: client.call(
             "POST", f"/jobs/{job_id}/hold", {"kind": "user" if action == "uhold" else None}, query=query))
     return _each_job(arg, lambda job_id, query: client.call("POST", f"/jobs/{job_id}/release", query=query))
+
+
+def _suspend(client: Client, arg: str) -> int:
+    """``suspend|resume JOBID``: minislurm does not stop a job's tasks (no SIGSTOP/SIGCONT on the
+    nodes), so a running job is refused with Slurm's "presently disabled"; a pending or finished
+    one gets the refusal Slurm gives it."""
+    def send(job_id: int, query: dict) -> None:
+        job = client.call("GET", f"/jobs/{job_id}")
+        state = job.get("state")
+        if state == "PENDING":
+            raise ClientError(errors.JOB_PENDING)
+        if state not in ("RUNNING", "SUSPENDED"):
+            raise ClientError(errors.ALREADY_DONE)
+        raise ClientError(errors.DISABLED)
+    text = arg.split("=", 1)[1] if arg.lower().startswith(("jobid=", "job=")) else arg
+    return _each_job(text, send)
 
 
 def _reservation_path(name: str | None) -> str:
@@ -274,6 +321,11 @@ def main(argv: list[str]) -> int:
                 print(f"scontrol: error: too few arguments for keyword:{cmd}", file=sys.stderr)
                 return 1
             return _job_action(client, cmd, rest[-1])
+        if len(cmd) >= 2 and "suspend".startswith(cmd) or len(cmd) >= 3 and "resume".startswith(cmd):
+            if not rest:
+                print(f"too few arguments for keyword:{argv[0]}", file=sys.stderr)
+                return 1
+            return max(_suspend(client, word) for word in rest)
         if cmd == "token":
             pairs = _pairs(rest)
             reply = client.call("POST", "/token", {"username": _lookup(pairs, "username"),
@@ -292,7 +344,9 @@ def main(argv: list[str]) -> int:
                 print("You must specify a reason when DOWNING or DRAINING a node. Request denied", file=sys.stderr)
                 return 1
             if node:
-                client.call("POST", "/nodes/update", {"names": expand(node), "state": _lookup(pairs, "state"),
+                names = ([n["name"] for n in client.call("GET", "/nodes")["nodes"]] if node.upper() == "ALL"
+                         else expand(node))  # ALL alone: every node of the cluster, as the man page says
+                client.call("POST", "/nodes/update", {"names": names, "state": _lookup(pairs, "state"),
                                                       "reason": _lookup(pairs, "reason")})
             elif job:
                 fields = {k: v for k, v in pairs.items() if k.lower() not in ("jobid", "job")}

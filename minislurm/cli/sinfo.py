@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 
+from minislurm.cli import sinfo_states
 from minislurm.cli.fmt import json_out
 from minislurm.cli.fmt.sinfo import format_partitions
 from minislurm.cli.helptext import LAYOUTS
@@ -24,7 +25,9 @@ def parser() -> ArgumentParser:
     p.add_argument("-p", "--partition", metavar="PARTITION", help="only these partitions")
     p.add_argument("-n", "--nodes", metavar="NODES", help="only these nodes (a hostlist)")
     p.add_argument("-e", "--exact", action="store_true", help="group only identical nodes")
-    p.add_argument("-t", "--states", metavar="node_state", help="only nodes in these states")
+    p.add_argument("-t", "--states", metavar="node_state",
+                   help="only nodes in these states (a,b: either; a&b: both)")
+    p.add_argument("--noconvert", action="store_true", help="counts as they are (no K/M suffix)")
     json_out.add_options(p)
     return p
 
@@ -36,6 +39,12 @@ def main(argv: list[str]) -> int:
         names = set(expand(args.nodes)) if args.nodes else None
     except HostlistError:
         print(f"sinfo: error: '{args.nodes}' invalid entry for --nodes", file=sys.stderr)
+        return 1
+    try:  # read with the options, as sinfo reads it
+        keep = sinfo_states.parse(args.states) if args.states else None
+    except sinfo_states.BadState as exc:
+        print(f'sinfo: error: Bad state string: "{exc}"\nsinfo: error: valid states: {sinfo_states.VALID}',
+              file=sys.stderr)
         return 1
     client = Client()
     if args.json or args.yaml:  # every node, whatever the filters (22.05 ignores them here)
@@ -57,14 +66,13 @@ def main(argv: list[str]) -> int:
         parts = [x for x in parts if x["name"] in wanted]
     if names is not None:
         nodes = [n for n in nodes if n["name"] in names]
-    if args.states:
-        want = {s.lower() for s in args.states.split(",")}
-        nodes = [n for n in nodes if n["state"] in want or (n["state"] == "mix" and "mixed" in want)
-                 or (n["state"] == "alloc" and "allocated" in want)]
+    if keep is not None:
+        nodes = [n for n in nodes if keep(n)]
     try:
         text = format_partitions(parts, nodes, fmt=args.format, node_oriented=args.Node, long=args.long,
                                  summarize=args.summarize, list_reasons=args.list_reasons,
-                                 noheader=args.noheader, exact=args.exact, now=time.time())
+                                 noheader=args.noheader, exact=args.exact, now=time.time(),
+                                 noconvert=args.noconvert)
     except ValueError as exc:  # a bad format: an unknown letter, a width over MAX_WIDTH
         print(f"sinfo: error: {exc}", file=sys.stderr)
         return 1

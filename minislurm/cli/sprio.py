@@ -18,6 +18,8 @@ def parser() -> ArgumentParser:
     p.add_argument("-o", "--format", metavar="format", help="columns as %%-letters (%%i %%Y %%A %%F ...)")
     p.add_argument("-j", "--jobs", metavar="job(s)", help="only these pending jobs (comma-separated)")
     p.add_argument("-u", "--user", metavar="user_name", help="only pending jobs of these users")
+    p.add_argument("-n", "--norm", action="store_true", help="the factors unweighted (0 to 1)")
+    p.add_argument("-v", "--verbose", action="count", default=0, help="print the options first")
     p.add_argument("-w", "--weights", action="store_true", help="the weight of each factor")
     return p
 
@@ -25,6 +27,11 @@ def parser() -> ArgumentParser:
 def main(argv: list[str]) -> int:
     p = parser()
     args = p.parse_args(argv)
+    if args.verbose:  # sprio's _print_options(), before any request
+        print(f"-----------------------------\nformat     = {args.format or '(null)'}\n"
+              f"job_flag   = {int(bool(args.jobs))}\njobs       = {args.jobs or '(null)'}\n"
+              f"partition  = (null)\nusers      = {args.user or '(null)'}\nverbose    = {args.verbose}\n"
+              "-----------------------------\n\n")
     ids = set()
     for word in filter(None, (args.jobs or "").split(",")):
         if not (word.isascii() and word.isdigit() and int(word) > 0):
@@ -54,7 +61,9 @@ def main(argv: list[str]) -> int:
               "Only 'priority/multifactor' is supported.", file=sys.stderr)  # Slurm 22.05's words
         return 1
     try:
-        text = format_sprio(rows, long=args.long, noheader=args.noheader, weights=w, fmt=args.format)
+        text = format_sprio(rows, long=args.long, noheader=args.noheader, weights=w, fmt=args.format,
+                            norm=args.norm, users=bool(args.user),
+                            cluster=weights.get("ClusterName"))
     except ValueError as exc:  # a bad format: an unknown letter, a width over MAX_WIDTH
         print(f"sprio: error: {exc}", file=sys.stderr)
         return 1

@@ -140,6 +140,65 @@ def _reset(spec: JobSpec, value: str | None, prog: str, now: float) -> None:
         spec.extra.pop(value or "", None)
 
 
+def _num_list(text: str, hex_: bool) -> str | None:
+    """Why a map_gpu/mask_gpu list is bad (a message to print first, or ``""``); None if good."""
+    digits = "0123456789abcdefABCDEF" if hex_ else "0123456789"
+    for tok in filter(None, text.split(",")):
+        body = tok[2:] if hex_ and tok.startswith("0x") else tok
+        for ch in body:
+            if ch not in digits and ch != "*":
+                return f"Failed to validate {body}, offending character is {ch}"
+        count, _, times = body.partition("*")
+        if not count or ("*" in body and not times.isdigit()):
+            return ""
+    return None
+
+
+def gpu_bind_problem(text: str) -> str | None:
+    """22.05's check of a GPU binding (tres_bind.c): None when good, else a line to print
+    before the refusal (often empty).  Only the first letter of closest and none is read."""
+    low = text.lower()
+    if low.startswith("verbose,"):
+        text, low = text[8:], low[8:]
+    if low[:1] in ("c", "n"):
+        return None
+    for word, hex_ in (("map_gpu:", False), ("mask_gpu:", True)):
+        if low.startswith(word):
+            return _num_list(text[len(word):], hex_)
+    for word in ("per_task:", "single:"):
+        if low.startswith(word):
+            value, _ = strtol(text[len(word):] or "0")
+            return None if value is not None and 0 <= value < 2**63 - 1 else ""
+    return ""
+
+
+def _bind(option: str, tres: bool) -> Handler:
+    """``--gpu-bind=B`` (checked as ``gpu:B``) and ``--tres-bind=gpu:B[;gpu:B]``, refused as
+    sbatch 22.05 refuses a bad GPU binding; the value is recorded."""
+    def handle(spec: JobSpec, value: str | None, prog: str, now: float) -> None:
+        value = value or ""
+        parts = value.split(";") if tres else [f"gpu:{value}"]
+        for part in filter(None, parts):
+            kind, sep, rest = part.partition(":")
+            problem = gpu_bind_problem(rest) if sep and kind == "gpu" else ""
+            if problem is not None:
+                lead = f"{prog}: error: {problem}\n" if problem else ""
+                raise OptionError(f"{lead}{prog}: error: Invalid {option} argument: "
+                                  f"{value if tres else 'gpu:' + value}")
+        spec.extra[option[2:]] = value
+    return handle
+
+
+def _mincpus(spec: JobSpec, value: str | None, prog: str, now: float) -> None:
+    spec.extra["mincpus"] = str(parse_int("--mincpus", value or "", prog))
+
+
+def _tmp(spec: JobSpec, value: str | None, prog: str, now: float) -> None:
+    if parse_mem(value or "") is None:
+        raise error(prog, "Invalid --tmp specification")
+    spec.extra["tmp"] = value or ""
+
+
 HANDLERS: dict[str, Handler] = {
     "account": _text("account"), "chdir": _text("chdir"), "comment": _text("comment"),
     "export": _text("export"), "job-name": _text("job_name"), "partition": _text("partition"),
@@ -167,6 +226,7 @@ HANDLERS: dict[str, Handler] = {
     "no-requeue": _const("requeue", False), "oversubscribe": _const("exclusive", False),
     "parsable": _const("parsable", True), "test-only": _const("test_only", True),
     "wait": _const("wait", True), "reset": _reset,
+    "mincpus": _mincpus, "tmp": _tmp, "gpu-bind": _bind("--gpu-bind", False), "tres-bind": _bind("--tres-bind", True),
     "kill-on-invalid-dep": _store("kill_on_invalid_dep", lambda t: _yes_no(t),
                                   _say("Invalid --kill-on-invalid-dep specification")),
 }

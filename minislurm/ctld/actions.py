@@ -134,6 +134,16 @@ def _nice(text: str) -> int:
     return int(value)
 
 
+def _tres_bind_ok(text: str) -> bool:
+    """``gpu:BIND[;gpu:BIND]`` (the only TRES 22.05 binds); empty clears it."""
+    from minislurm.core.opthandlers import gpu_bind_problem
+    for part in filter(None, text.split(";")):
+        kind, sep, rest = part.partition(":")
+        if not sep or kind != "gpu" or gpu_bind_problem(rest) is not None:
+            return False
+    return True
+
+
 async def update_job(ctl: "Controller", user: str, job_id: int, fields: dict) -> None:
     """``scontrol update JobId=N Key=Value ...`` for TimeLimit, Nice, Name, Partition, Account,
     NumNodes and ArrayTaskThrottle (one task's update changes its array's throttle: every task
@@ -181,6 +191,10 @@ async def update_job(ctl: "Controller", user: str, job_id: int, fields: dict) ->
                 raise SlurmError(errors.BAD_TASK_COUNT)
             if job.array_job_id is not None:
                 changes["array_max_running"] = int(value) or None
+        elif k == "tresbind":  # checked as 22.05's slurmctld checks it (tres_bind_verify_cmdline)
+            if not _tres_bind_ok(value):
+                raise SlurmError(errors.INVALID_TRES)
+            changes["tres_bind"] = value or None
         elif k == "account":
             if job.state is not JobState.PENDING:
                 raise SlurmError("Job is no longer pending execution")
@@ -189,6 +203,8 @@ async def update_job(ctl: "Controller", user: str, job_id: int, fields: dict) ->
             raise SlurmError(f"Update of this parameter is not supported: {key}")
     if "account" in changes and job.reservation in ctl.state.reservations:  # still admitted?
         access.check_reservation(ctl.state.reservations[job.reservation], job.user, changes["account"])
+    if "tres_bind" in changes:
+        ctl.live[job_id].tres_bind = changes.pop("tres_bind")
     for k, v in changes.items():
         setattr(job, k, v)
     if "array_max_running" in changes:

@@ -39,6 +39,7 @@ class Live:
     # finishes what it had acknowledged.
     ending: list | None = None
     launched: bool = False  # the agent has the batch script of this incarnation
+    tres_bind: str | None = None  # scontrol update TresBind= (kept; minislurm binds GPUs by --gpus only)
 
     @classmethod
     def from_request(cls, request: dict, batch: bool, uid: int, gid: int) -> "Live":

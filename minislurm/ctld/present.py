@@ -34,7 +34,7 @@ LIVE_FIELDS = {
     "work_dir": lambda c, j: c.live[j.job_id].work_dir, "command": lambda c, j: c.live[j.job_id].command,
     "batch": lambda c, j: c.live[j.job_id].batch, "uid": lambda c, j: c.live[j.job_id].uid,
     "gid": lambda c, j: c.live[j.job_id].gid, "qos": lambda c, j: "normal",
-    "submit_host": lambda c, j: c.live[j.job_id].submit_host, "array_max_tasks": lambda c, j: j.array_max_running,
+    "submit_host": lambda c, j: c.live[j.job_id].submit_host, "tres_bind": lambda c, j: c.live[j.job_id].tres_bind, "array_max_tasks": lambda c, j: j.array_max_running,
     "ntasks_per_node": lambda c, j: getattr(j.spec, "ntasks_per_node", None) or 0,
     "expected_start": lambda c, j: c.expected.get(j.job_id),
     "dependency": lambda c, j: dependency_text(j, c.state) if j.dependency is not None else None,

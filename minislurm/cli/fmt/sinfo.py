@@ -59,10 +59,21 @@ def _state_num(node: dict) -> int:
     return num | (_NO_RESPOND if "NOT_RESPONDING" in node.get("flags", ()) else 0)
 
 
-def _min_plus(values: list) -> str:
+def exact_units(num: int) -> str:
+    """A count as sinfo prints it by default: in K, M, ... while that loses nothing (a half
+    counts: 1536 is ``1.50K``); ``--noconvert`` prints the plain number."""
+    unit, value = 0, float(num)
+    while value >= 1024 and int(value) % 512 == 0:
+        value, unit = value / 1024, unit + 1
+    text = str(int(value)) if value == int(value) else f"{value:.2f}"
+    return text + " KMGTP"[unit] if unit else text
+
+
+def _min_plus(values: list, convert: bool = False) -> str:
     """sinfo without ``-e``: the smallest value, with ``+`` when the group is not uniform."""
     lo, hi = min(values), max(values)
-    return str(lo) if lo == hi else f"{lo}+"
+    text = exact_units(lo) if convert else str(lo)
+    return text if lo == hi else f"{text}+"
 
 
 def _limit(seconds: float | None) -> str:
@@ -82,7 +93,7 @@ def _aiot(nodes: list[dict]) -> tuple[int, int, int, int]:
     return a, i, o, len(nodes)
 
 
-def _value(letter: str, part: dict | None, nodes: list[dict]) -> str:
+def _value(letter: str, part: dict | None, nodes: list[dict], convert: bool = False) -> str:
     first = nodes[0] if nodes else {}
     if letter in ("P", "R"):
         return part["name"] + ("*" if letter == "P" and part.get("default") else "") if part else "n/a"
@@ -95,7 +106,7 @@ def _value(letter: str, part: dict | None, nodes: list[dict]) -> str:
                 else secs(part["default_time"]))
     if letter == "s":
         mx = part.get("max_nodes") if part else None
-        return "1-infinite" if mx is None else ("1" if mx == 1 else f"1-{mx}")
+        return "1-infinite" if mx is None else ("1" if mx == 1 else f"1-{exact_units(mx) if convert else mx}")
     if letter == "r":
         return "no"
     if letter == "h":
@@ -127,7 +138,7 @@ def _value(letter: str, part: dict | None, nodes: list[dict]) -> str:
     if not nodes:
         return "n/a" if letter not in "EuUH" else ""
     if letter == "c":
-        return _min_plus([n.get("cpus", 0) for n in nodes])
+        return _min_plus([n.get("cpus", 0) for n in nodes], convert)
     if letter == "m":
         return _min_plus([n.get("real_memory", 0) for n in nodes])
     if letter == "d":
@@ -174,8 +185,9 @@ def _is_reason_node(node: dict) -> bool:
 def format_partitions(parts: list[dict], nodes: list[dict], *, fmt: str | None = None,
                       node_oriented: bool = False, long: bool = False, summarize: bool = False,
                       list_reasons: bool = False, noheader: bool = False, exact: bool = False,
-                      now: float | None = None) -> str:
-    """The text sinfo prints.  ``parts`` in slurm.conf order; ``now`` only for ``-l``'s date line."""
+                      now: float | None = None, noconvert: bool = False) -> str:
+    """The text sinfo prints.  ``parts`` in slurm.conf order; ``now`` only for ``-l``'s date line;
+    counts of CPUs and nodes in K units where exact unless ``noconvert``."""
     if fmt is None:
         if summarize:
             fmt = SUMMARIZE
@@ -208,7 +220,7 @@ def format_partitions(parts: list[dict], nodes: list[dict], *, fmt: str | None =
         rows.extend((part, g) for g in part_rows)
     if node_oriented:
         rows.sort(key=lambda r: natural_key(r[1][0]["name"]))
-    values = [[_value(f.letter, p, ns) for f in fields] for p, ns in rows]
+    values = [[_value(f.letter, p, ns, not noconvert) for f in fields] for p, ns in rows]
     widths = []
     for i, f in enumerate(fields):
         if not f.grow:

@@ -23,6 +23,26 @@ LONG = [("Account", -20), ("User", 10), ("RawShares", 10), ("NormShares", 11), (
         ("NormUsage", 11), ("EffectvUsage", 13), ("FairShare", 10), ("LevelFS", 10), ("GrpTRESMins", 30),
         ("TRESRunMins", 30)]
 
+# Every field --format knows, in sshare's table order (a name is matched by its leading part,
+# the first that fits), with its width (negative: left-justified).
+FIELDS = [("Account", -20), ("Cluster", 10), ("EffectvUsage", 13), ("FairShare", 10), ("GrpTRESMins", 30),
+          ("GrpTRESRaw", 30), ("ID", 6), ("LevelFS", 10), ("NormShares", 11), ("NormUsage", 11),
+          ("Partition", 12), ("RawShares", 10), ("RawUsage", 11), ("TRESRunMins", 30), ("User", 10)]
+
+
+def parse_fields(text: str) -> list[tuple[str, int]]:
+    """``--format=Account,User%20,fairs``: the columns, each ``NAME[%WIDTH]``; ValueError
+    names the first unknown one (sshare's ``Invalid field requested``)."""
+    out = []
+    for word in filter(None, text.split(",")):
+        name, pct, width = word.partition("%")
+        found = next(((n, w) for n, w in FIELDS if n.lower().startswith(name.lower())), None)
+        if found is None:
+            raise ValueError(f'Invalid field requested: "{name}"')
+        size = int(width) if pct and width.lstrip("-").isdigit() and int(width) else found[1]
+        out.append((found[0], size))
+    return out
+
 
 def _cell(text: str, size: int) -> str:
     width = abs(size)
@@ -69,21 +89,28 @@ def _ordered(rows: list, parents: dict[str, str | None]) -> list[tuple[object, i
 def format_sshare(rows: list, *, all_users: bool = False, noheader: bool = False,
                   parents: dict[str, str | None] | None = None, users: list[str] | None = None,
                   parsable: bool = False, parsable2: bool = False, long: bool = False, fair_tree: bool = True,
-                  tres: list[str] | None = None, root_run: dict | None = None) -> str:
+                  tres: list[str] | None = None, root_run: dict | None = None,
+                  fields: list[tuple[str, int]] | None = None, users_only: bool = False,
+                  cluster: str | None = None) -> str:
     """The text sshare prints.  ``rows`` are ``fairshare.share_rows``; ``parents`` maps each
     account to its parent account (missing or ``root`` = directly under root), e.g.
     ``{a.account: a.parent for a in tree.nodes.values() if a.user is None}``.  ``long``: the
     columns of ``sshare -l``, with ``tres`` the TRES names in Slurm's order, each row's
-    ``tres_run_mins`` (if it has one) and ``root_run`` the root's."""
+    ``tres_run_mins`` (if it has one) and ``root_run`` the root's.  ``fields``: the columns of
+    ``--format`` (:func:`parse_fields`) instead; ``users_only`` (``-U``): no root or account
+    rows, and the users' accounts then unindented (sshare indents below the accounts it printed)."""
     ordered = _ordered(rows, parents or {})
     top_usage = sum(r.raw_usage for r, depth in ordered if depth == 1)
-    header = [(n, w) for n, w in LONG if fair_tree or n != "LevelFS"] if long else HEADER
-    table = [{"Account": "root", "NormShares": _f6(0.0), "RawUsage": str(int(top_usage)), "EffectvUsage": _f6(1.0),
+    header = fields or ([(n, w) for n, w in LONG if fair_tree or n != "LevelFS"] if long else HEADER)
+    table = [] if users_only else [{"Account": "root", "Cluster": cluster or "", "NormShares": _f6(0.0), "RawUsage": str(int(top_usage)), "EffectvUsage": _f6(1.0),
               "TRESRunMins": _tres(root_run, tres or [])}]
     for r, depth in ordered:
         if r.user is not None and not all_users and r.user not in (users or ()):
             continue
-        table.append({"Account": " " * depth + r.account, "User": r.user or "", "RawShares": str(r.raw_shares),
+        if users_only and r.user is None:
+            continue
+        table.append({"Account": ("" if users_only else " " * depth) + r.account, "User": r.user or "",
+                      "Cluster": cluster or "", "RawShares": str(r.raw_shares),
                       "NormShares": _f6(r.norm_shares), "RawUsage": str(int(r.raw_usage)),
                       "NormUsage": _f6(getattr(r, "norm_usage", None)), "EffectvUsage": _f6(r.effective_usage),
                       "FairShare": _f6(r.fairshare) if r.user is not None else "",
