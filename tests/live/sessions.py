@@ -161,11 +161,11 @@ scontrol show job $j | grep -o 'AllocNode:Sid=[^ ]*' | sed -E 's/=[a-z0-9.-]+:[0
 j=$(sbatch --parsable --hold -t 10 --gres=gpu:2 --wrap true); k=$(sbatch --parsable --hold -t 1-0 --wrap true)
 m=$(sbatch --parsable --hold --gpus-per-node=1 --wrap true); squeue -S i -j $j,$k,$m -o '%b %L %l'; scancel $j $k $m
 r=$(sbatch --parsable -t 10 --gres=gpu:1 --wrap 'sleep 30'); running $r 1
-squeue -h -j $r -o '%b|%L' | sed -E 's/\|9:5[0-9]$/|9:5x/'; scancel $r; gone $r
+squeue -h -j $r -o '%b|%L' | sed -E 's/\|(10:00|9:5[0-9])$/|10:00 or less/'; scancel $r; gone $r
 srun -N2 -n4 -l bash -c 'sleep $((3 - SLURM_PROCID)); exit $((SLURM_PROCID + 1))'; echo "rc=$?"
 srun -N2 -n4 bash -c 'sleep $(((SLURM_PROCID + 1) % 4)); exit 1'; echo "rc=$?"
-sshare -a | cut -c1-55 | grep -E '^(Account|-|root| root)'
-scontrol show node c1 | sed -E 's/(BootTime|SlurmdStartTime|LastBusyTime)=[^ ]+/\1=T/g; s/CPULoad=[0-9.]+/CPULoad=L/; s/FreeMem=[0-9]+/FreeMem=M/; s/OS=Linux .*/OS=Linux K/'
+idle; sshare -a | cut -c1-55 | grep -E '^(Account|-|root| root)'
+scontrol show node c1 | sed -E 's/(BootTime|SlurmdStartTime|LastBusyTime)=[^ ]+/\1=T/g; s/CPULoad=[0-9.]+/CPULoad=L/; s/NodeAddr=[^ ]+/NodeAddr=A/; s/FreeMem=[0-9]+/FreeMem=M/; s/OS=Linux .*/OS=Linux K/'
 """),
     "srun_revoked": (True, r"""# Issue 22 item 7: what srun says when its allocation is taken away, waiting or running.
 scontrol update NodeName=c2 State=DRAIN Reason=revoked; echo "rc=$?"
