@@ -55,6 +55,12 @@ def _os_boot_time() -> float | None:
         return None
 
 
+def _os_text() -> str:
+    """``OS=`` of scontrol show node: the kernel's name, release and version, as uname gives them."""
+    u = os.uname()
+    return f"{u.sysname} {u.release} {u.version}"
+
+
 _VERIFIED: dict[tuple[bytes, str], dict] = {}  # step credentials this process has verified: their claims
 
 
@@ -116,7 +122,7 @@ class NodeAgent:
             reply = await self._post("/agents/register", {
                 "name": self.name, "addr": f"{self.addr}:{self.port}", "cpus": self.cpus, "memory": self.memory,
                 "gpus": self.gpus, "gpu_type": self.gpu_type, "boot_time": self.boot_time,
-                "os_boot_time": _os_boot_time(),
+                "os_boot_time": _os_boot_time(), "os": _os_text(),
                 "heartbeat": f"{self.addr}:{self.heartbeat_port}" if self.heartbeat_port else None,
                 **ping_answer(self)})
             if reply and reply.get("ok"):

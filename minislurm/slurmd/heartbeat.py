@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import threading
 from typing import TYPE_CHECKING
 
@@ -32,12 +33,31 @@ if TYPE_CHECKING:
 log = logging.getLogger("minislurm.slurmd")
 
 
+def host_readings() -> dict:
+    """What slurmd reports of its machine with every answer, for ``scontrol show node``'s
+    ``CPULoad`` (the 1-minute load average) and ``FreeMem`` (MB available, /proc/meminfo).
+    Virtual nodes on one machine all report that machine's."""
+    out: dict = {}
+    try:
+        out["cpu_load"] = round(os.getloadavg()[0], 2)
+    except OSError:
+        pass
+    try:
+        with open("/proc/meminfo") as f:
+            kb = next(int(line.split()[1]) for line in f if line.startswith("MemAvailable:"))
+        out["free_mem"] = kb // 1024
+    except (OSError, StopIteration, ValueError, IndexError):
+        pass
+    return out
+
+
 def ping_answer(agent: "NodeAgent") -> dict:
-    """The jobs the node runs (for fencing) and the ends it has not yet reported.  Safe from
-    another thread: each collection is copied in one step before it is read."""
+    """The jobs the node runs (for fencing), the ends it has not yet reported and the host's
+    load and free memory.  Safe from another thread: each collection is copied in one step
+    before it is read."""
     runs = list(agent.runs.live.values())
     return {"jobs": [[j.job_id, j.inc] for j in runs if j.alive()],
-            "finished": [[j, i, c, s] for (j, i), (c, s) in list(agent.unreported.items())]}
+            "finished": [[j, i, c, s] for (j, i), (c, s) in list(agent.unreported.items())], **host_readings()}
 
 
 class Heartbeat:
