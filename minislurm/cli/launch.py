@@ -287,7 +287,7 @@ class Ended:
     together with the same status share a line (``tasks 0-2``).  "Together" is within
     ``WINDOW`` seconds of each other: an agent reports each task on its own."""
 
-    WINDOW = 0.05
+    WINDOW = 0.2
 
     def __init__(self):
         self.pending: list[tuple[int, int, int]] = []  # (task, code, signal), in arrival order

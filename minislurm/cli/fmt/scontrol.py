@@ -165,7 +165,7 @@ def show_job(job: dict, *, now: float, details: bool = False) -> str:
         f"TRES={tres_string(cpus, total_mem, nodes, gpus_per_node * nodes)}",
         f"Socks/Node=* NtasksPerN:B:S:C={job.get('ntasks_per_node', 0)}:0:*:* CoreSpec=*",
         *(_details(job) if details else []),
-        f"MinCPUsNode={job.get('cpus_per_task', 1)} " + (f"MinMemoryCPU={mem_units(job['mem_per_cpu'])}"
+        f"MinCPUsNode={job.get('cpus_per_task', 1) * max(1, job.get('ntasks_per_node') or 1)} " + (f"MinMemoryCPU={mem_units(job['mem_per_cpu'])}"
                                                           if job.get("mem_per_cpu") else
                                                           f"MinMemoryNode={mem_units(per_node_mem)}")
         + " MinTmpDiskNode=0",
