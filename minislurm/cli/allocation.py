@@ -9,6 +9,7 @@ import sys
 import time
 
 from minislurm.client import Client, ClientError
+from minislurm.core import errors
 from minislurm.core.spec import spec_to_dict
 
 RELEASE_PATIENCE = 120.0  # seconds srun keeps trying to give its allocation back
@@ -58,13 +59,19 @@ def allocate(client: Client, spec, argv: list[str]) -> int:
     else:
         job = client.call("GET", f"/jobs/{job_id}/wait", query={"until": "start", "timeout": 0.5})
     if job["state"] == "PENDING":
+        if str(job.get("reason") or "").startswith("ReqNodeNotAvail"):  # the words of its error code
+            print("srun: Required node not available (down, drained or reserved)", file=sys.stderr)
         print(f"srun: job {job_id} queued and waiting for resources", file=sys.stderr)
         while job["state"] == "PENDING":
             job = client.call("GET", f"/jobs/{job_id}/wait", query={"until": "start", "timeout": 30}, timeout=60)
         if job["state"] == "RUNNING":
             print(f"srun: job {job_id} has been allocated resources", file=sys.stderr)
     if job["state"] != "RUNNING":
-        raise ClientError(f"Job allocation {job_id} has been revoked.")
+        # As 22.05's srun: the wait ends, says why if the job was cancelled, and the allocation
+        # request it then retries is refused: the job is already over.
+        if job["state"] == "CANCELLED":
+            print("srun: Job has been cancelled", file=sys.stderr)
+        raise ClientError(errors.ALREADY_DONE)
     return job_id
 
 

@@ -227,9 +227,14 @@ def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool, u
     task_node: dict[int, str] = {}
     open_nodes, lost = set(step["nodes"]), []
     terminal = raw_mode() if pty else None  # keys go to the remote terminal as typed, Ctrl-C too
+    ended = Ended()
     try:
         while open_nodes:
-            kind, node, msg = relay.events.get()
+            try:
+                kind, node, msg = relay.events.get(timeout=ended.patience())
+            except queue.Empty:
+                ended.say(task_node)
+                continue
             if forwarder and node:
                 forwarder.heard(node)
             if kind == "signal":
@@ -243,6 +248,7 @@ def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool, u
                 elif "exit" in msg:
                     exits[msg["t"]] = (msg["exit"], msg["sig"])
                     relay.end(msg["t"])
+                    ended.add(msg["t"], msg["exit"], msg["sig"])
                 elif "usage" in msg:
                     if usage is not None:
                         u = msg["usage"]
@@ -271,19 +277,44 @@ def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool, u
         for s, h in old.items():
             signal.signal(s, h)
     relay.flush()
-    return _report(step, exits, task_node, lost)
+    ended.say(task_node)
+    return _worst(exits, lost)
 
 
-def _report(step: dict, exits: dict[int, tuple[int, int]], task_node: dict[int, str], lost: list[str]) -> int:
-    """Print srun's per-node error lines; the exit code is the largest task exit code."""
-    groups: dict[tuple[str, int, int], list[int]] = {}
-    for task, (code, sig) in exits.items():
+class Ended:
+    """srun's ``NODE: task N: Exited with exit code C`` lines, said as the tasks end (the first
+    to end first, as slurmstepd's exit messages reach srun); tasks of one node that end
+    together with the same status share a line (``tasks 0-2``).  "Together" is within
+    ``WINDOW`` seconds of each other: an agent reports each task on its own."""
+
+    WINDOW = 0.2
+
+    def __init__(self):
+        self.pending: list[tuple[int, int, int]] = []  # (task, code, signal), in arrival order
+
+    def add(self, task: int, code: int, sig: int) -> None:
         if code or sig:
-            groups.setdefault((task_node.get(task, "?"), code, sig), []).append(task)
+            self.pending.append((task, code, sig))
+
+    def patience(self) -> float | None:
+        return self.WINDOW if self.pending else None
+
+    def say(self, task_node: dict[int, str]) -> None:
+        lines: dict[tuple[str, int, int], list[int]] = {}
+        for task, code, sig in self.pending:
+            lines.setdefault((task_node.get(task, "?"), code, sig), []).append(task)
+        self.pending.clear()
+        for (node, code, sig), tasks in lines.items():
+            what = f"Exited with exit code {code}" if not sig else (signal.strsignal(sig) or f"Signal {sig}")
+            print(f"srun: error: {node}: task{'s' if len(tasks) > 1 else ''} {_ranges(tasks)}: {what}",
+                  file=sys.stderr)
+
+
+def _worst(exits: dict[int, tuple[int, int]], lost: list[str]) -> int:
+    """srun's exit code: the largest task exit code (128 + signal for a killed task); 1 if a
+    node was lost."""
     worst = 1 if lost else 0
-    for (node, code, sig), tasks in sorted(groups.items(), key=lambda kv: min(kv[1])):
-        what = f"Exited with exit code {code}" if not sig else (signal.strsignal(sig) or f"Signal {sig}")
-        print(f"srun: error: {node}: task{'s' if len(tasks) > 1 else ''} {_ranges(tasks)}: {what}",
-              file=sys.stderr)
-        worst = max(worst, code if not sig else 128 + sig)
+    for code, sig in exits.values():
+        if code or sig:
+            worst = max(worst, code if not sig else 128 + sig)
     return worst

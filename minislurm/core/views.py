@@ -136,7 +136,43 @@ JOB_FIELDS: dict[str, Callable[[Job, ClusterState], Any]] = {
     "expected_start": lambda j, s: None, "sched_nodes": lambda j, s: "",
     "batch_host": lambda j, s: s.nodes.names[j.alloc.nodes[0]] if j.alloc and j.alloc.nodes else None,
     "alloc_detail": lambda j, s: _alloc_detail(j, s),
+    "max_nodes": lambda j, s: _max_nodes(j),
+    "mem_per_cpu": lambda j, s: _mem_per_cpu(j, s),
+    "tres_per": lambda j, s: _tres_per(j),
 }
+
+
+def _max_nodes(job: Job) -> int | None:
+    """The node count's upper end when ``-N`` gave one (``-N2``: 2, ``-N1-2``: 2); None without
+    ``-N``: scontrol shows a pending job's ``NumNodes=min-max`` only then, as 22.05 does."""
+    spec = job.spec
+    if spec is None or not getattr(spec, "nodes_min", None):
+        return None
+    return getattr(spec, "nodes_max", None) or job.num_nodes
+
+
+def _mem_per_cpu(job: Job, state: ClusterState) -> int | None:
+    """MB per CPU when the job's memory is counted per CPU (``--mem-per-cpu`` or, without
+    ``--mem``, DefMemPerCPU): scontrol then writes ``MinMemoryCPU=`` instead of ``MinMemoryNode=``."""
+    spec = job.spec
+    if spec is None or getattr(spec, "mem_mb", None) is not None:
+        return None
+    return getattr(spec, "mem_per_cpu_mb", None) or state.config.def_mem_per_cpu or None
+
+
+def _tres_per(job: Job) -> list[str] | None:
+    """``[key, value]`` of the job's GPU request as 22.05 writes it: ``TresPerJob`` for
+    ``--gpus``, ``TresPerTask`` for ``--gpus-per-task``, else ``TresPerNode`` (``gres:gpu:2``)."""
+    spec = job.spec
+    if getattr(spec, "gpus", None) and not getattr(spec, "gres", None):
+        kind, (gtype, count) = "TresPerJob", spec.gpus
+    elif getattr(spec, "gpus_per_task", None) and not getattr(spec, "gres", None):
+        kind, (gtype, count) = "TresPerTask", spec.gpus_per_task
+    elif job.shape.gpus:
+        return ["TresPerNode", "gres:" + gres_text(job.shape.gpus, job.shape.gpu_type)]
+    else:
+        return None
+    return [kind, "gres:" + gres_text(count, gtype)]
 
 
 def _alloc_detail(job: Job, state: ClusterState) -> list[list]:

@@ -34,6 +34,9 @@ class Agent:
         self.boot_time = 0.0  # when the agent started (SlurmdStartTime)
         self.os_boot_time = 0.0  # when its machine booted (BootTime)
         self.registered = False
+        self.os = ""  # uname of its machine (OS=)
+        self.cpu_load: float | None = None  # its machine's load and MB free, as last reported
+        self.free_mem: int | None = None
         self.reason_set: tuple[str, float] | None = None  # who set the node's reason, and when
 
     def ping_target(self, name: str) -> tuple[str | None, str]:

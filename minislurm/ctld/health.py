@@ -99,11 +99,20 @@ async def silent(ctl: "Controller", name: str, now: float) -> None:
         await ctl.running.node_failed(n, NOT_RESPONDING)
 
 
+def _number(value, kind, default):
+    """A host reading from a ping answer, or ``default`` when it is missing or not a number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or value != value:
+        return default
+    return kind(value)
+
+
 async def responded(ctl: "Controller", name: str, reply: dict) -> None:
     nodes = ctl.state.nodes
     n = nodes.index[name]
     agent = ctl.agents[name]
     agent.last_response = ctl.clock()
+    agent.cpu_load = _number(reply.get("cpu_load"), float, agent.cpu_load)
+    agent.free_mem = _number(reply.get("free_mem"), int, agent.free_mem)
     changed = not agent.registered
     agent.registered = True  # an answer to a restarted controller's ping counts as registering
     if nodes.no_respond[n]:
@@ -176,6 +185,7 @@ async def register(ctl: "Controller", info: dict) -> dict:
     ctl.agents[name].boot_time = float(info.get("boot_time") or 0.0)
     ctl.agents[name].os_boot_time = float(info.get("os_boot_time") or 0.0)
     ctl.agents[name].registered = True
+    ctl.agents[name].os = str(info.get("os") or "")
     if int(info.get("gpus", cfg.gpus)) < cfg.gpus:
         nodes.set_drain(n, True, f"gres/gpu count reported lower than configured ({info['gpus']} < {cfg.gpus})")
     elif int(info.get("cpus", cfg.cpus)) < cfg.cpus:
@@ -185,7 +195,8 @@ async def register(ctl: "Controller", info: dict) -> dict:
                                  f"configured:{cfg.real_memory})")
     ctl.save_node(name, reason_by=ctl.slurm_user if nodes.drain[n] else None)
     await ctl.store.commit()
-    await responded(ctl, name, {"jobs": info.get("jobs", []), "finished": info.get("finished", [])})
+    await responded(ctl, name, {"jobs": info.get("jobs", []), "finished": info.get("finished", []),
+                                **{k: info[k] for k in ("cpu_load", "free_mem") if k in info}})
     ctl.state.touch()
     ctl.request_pass()
     return {"ok": True, "cluster": ctl.config.cluster_name}

@@ -97,6 +97,9 @@ def node_views(ctl: "Controller") -> list[dict]:
         view["addr"] = addr.rsplit(":", 1)[0] if addr else None
         view["slurmd_start_time"] = ctl.agents[name].boot_time or None
         view["boot_time"] = ctl.agents[name].os_boot_time or None
+        if ctl.agents[name].os:
+            view["os"] = ctl.agents[name].os
+        view["cpu_load"], view["free_mem"] = ctl.agents[name].cpu_load, ctl.agents[name].free_mem
         if ctl.agents[name].reason_set and view["reason"]:
             view["reason_user"], view["reason_time"] = ctl.agents[name].reason_set
         if not ctl.agents[name].registered and not ctl.state.nodes.down[n] and addr is None:

@@ -233,6 +233,7 @@ ROUTES: dict[tuple[str, str], dict] = {
         "cpus": _int(0, MAX_COUNT), "memory": _int(0, MAX_MB), "gpus": _int(0, MAX_COUNT),
         "gpu_type": _text(64, null=True, pattern=NO_CONTROL),
         "boot_time": _num(0, MAX_EPOCH, null=True), "os_boot_time": _num(0, MAX_EPOCH, null=True),
+        "os": _text(300, pattern=NO_CONTROL), "cpu_load": _num(0, 1e6), "free_mem": _int(0, MAX_MB),
         "jobs": _list({"type": "array", "prefixItems": [_int(), _int()], "items": False, "minItems": 2}, 100000),
         "finished": _list({"type": "array", "prefixItems": [_int(), _int(), EXIT_CODE, _int(0, 128)],
                            "items": False, "minItems": 4}, 100000),

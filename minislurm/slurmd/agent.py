@@ -37,7 +37,7 @@ from minislurm.core.patterns import default_output, expand_pattern
 from minislurm.lifecycle import Background
 from minislurm.slurmd import env as slurm_env
 from minislurm.slurmd import spool as spooldir
-from minislurm.slurmd.heartbeat import ping_answer
+from minislurm.slurmd.heartbeat import host_readings, ping_answer
 from minislurm.slurmd.proc import ProcessSet
 from minislurm.slurmd.runs import LocalJob, Runs
 from minislurm.slurmd.spawn import Stdio, identity_for, spawn
@@ -53,6 +53,12 @@ def _os_boot_time() -> float | None:
             return next(float(line.split()[1]) for line in f if line.startswith("btime "))
     except (OSError, StopIteration, ValueError, IndexError):
         return None
+
+
+def _os_text() -> str:
+    """``OS=`` of scontrol show node: the kernel's name, release and version, as uname gives them."""
+    u = os.uname()
+    return f"{u.sysname} {u.release} {u.version}"
 
 
 _VERIFIED: dict[tuple[bytes, str], dict] = {}  # step credentials this process has verified: their claims
@@ -116,9 +122,9 @@ class NodeAgent:
             reply = await self._post("/agents/register", {
                 "name": self.name, "addr": f"{self.addr}:{self.port}", "cpus": self.cpus, "memory": self.memory,
                 "gpus": self.gpus, "gpu_type": self.gpu_type, "boot_time": self.boot_time,
-                "os_boot_time": _os_boot_time(),
+                "os_boot_time": _os_boot_time(), "os": _os_text(),
                 "heartbeat": f"{self.addr}:{self.heartbeat_port}" if self.heartbeat_port else None,
-                **ping_answer(self)})
+                **ping_answer(self), **host_readings()})
             if reply and reply.get("ok"):
                 log.info("%s registered with the controller at %s", self.name, self.ctld)
                 return

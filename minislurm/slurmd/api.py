@@ -13,7 +13,7 @@ from aiohttp import web
 
 from minislurm.common.auth import AuthError
 from minislurm.slurmd import spool as spooldir
-from minislurm.slurmd.heartbeat import ping_answer
+from minislurm.slurmd.heartbeat import host_readings, ping_answer
 from minislurm.slurmd.proc import become_subreaper
 from minislurm.slurmd.spawn import launcher_python, runs_for_everyone
 from minislurm.slurmd.stdin import take_input
@@ -36,7 +36,7 @@ def make_app(agent: "NodeAgent") -> web.Application:
 
     async def ping(request):  # a controller's pings come to the heartbeat's port; this is the node's own
         verify_ctld(request)
-        return web.json_response(ping_answer(agent))
+        return web.json_response({**ping_answer(agent), **host_readings()})
 
     async def launch(request):
         verify_ctld(request)

@@ -56,6 +56,24 @@ FRESH = 2.0  # a beat younger than this is the answer
 WEDGED = 60.0  # a loop silent for longer is wedged: its nodes answer nothing
 
 
+def host_readings() -> dict:
+    """What slurmd reports of its machine with every answer, for ``scontrol show node``'s
+    ``CPULoad`` (the 1-minute load average) and ``FreeMem`` (MB available, /proc/meminfo).
+    Virtual nodes on one machine all report that machine's."""
+    out: dict = {}
+    try:
+        out["cpu_load"] = round(os.getloadavg()[0], 2)
+    except OSError:
+        pass
+    try:
+        with open("/proc/meminfo") as f:
+            kb = next(int(line.split()[1]) for line in f if line.startswith("MemAvailable:"))
+        out["free_mem"] = kb // 1024
+    except (OSError, StopIteration, ValueError, IndexError):
+        pass
+    return out
+
+
 def ping_answer(agent: "NodeAgent") -> dict:
     """The jobs the node runs (for fencing) and the ends it has not yet reported."""
     runs = list(agent.runs.live.values())
@@ -93,7 +111,8 @@ class Heartbeat:
         """Tell the heartbeat which nodes are served, what each answers, and that the loop runs."""
         if self.proc is None or self.proc.stdin.is_closing():
             return
-        nodes = {name: ping_answer(a) for name, a in list(self.agents.items()) if not a.offline}
+        host = host_readings()  # one reading of the machine for all its nodes
+        nodes = {name: {**ping_answer(a), **host} for name, a in list(self.agents.items()) if not a.offline}
         self.proc.stdin.write(json.dumps({"t": time.monotonic(), "nodes": nodes}).encode() + b"\n")
 
     async def _beat_forever(self) -> None:

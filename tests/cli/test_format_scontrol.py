@@ -54,7 +54,7 @@ def test_show_running_job():
         "   StdIn=/dev/null\n"
         "   StdOut=/home/alice/llama-pretrain-1042.out\n"
         "   Power=\n"
-        "   TresPerNode=gres/gpu:8\n"
+        "   TresPerNode=gres:gpu:8\n"
         "   \n"
         "\n")
 
@@ -64,7 +64,7 @@ def test_show_pending_held_array_task():
                     reason="launch failed requeued held", start_time=None, nodes="", batch_host=None,
                     hold="admin", restart_count=2, gres="", stdout="", exclusive=True, time_limit=None,
                     dependency="afterok:1079", array_max_tasks=4, num_tasks=None, ntasks_per_node=0,
-                    mem_per_node=0)
+                    mem_per_node=0, max_nodes=2)
     out = show_job(j, now=NOW).splitlines()
     assert out[0] == "JobId=1085 ArrayJobId=1080 ArrayTaskId=5 ArrayTaskThrottle=4 JobName=llama-pretrain"
     assert out[3] == "   JobState=PENDING Reason=launch_failed_requeued_held Dependency=afterok:1079"
@@ -75,7 +75,7 @@ def test_show_pending_held_array_task():
     assert out[12] == "   NodeList=(null)"
     assert out[13] == "   NumNodes=2-2 NumCPUs=128 NumTasks=N/A CPUs/Task=8 ReqB:S:C:T=0:0:*:*"
     assert out[14] == "   TRES=cpu=128,node=2,billing=128"
-    assert out[16] == "   MinCPUsNode=64 MinMemoryNode=0 MinTmpDiskNode=0"
+    assert out[16] == "   MinCPUsNode=8 MinMemoryNode=0 MinTmpDiskNode=0"  # -c 8, no --ntasks-per-node
     assert out[18] == "   OverSubscribe=NO Contiguous=0 Licenses=(null) Network=(null)"
     assert out[21:25] == ["   StdErr=/home/alice/slurm-1080_5.out", "   StdIn=/dev/null",
                           "   StdOut=/home/alice/slurm-1080_5.out", "   Power="]
@@ -90,33 +90,38 @@ def test_show_job_from_a_real_cluster_state():
     assert out[5] == "   RunTime=00:00:30 TimeLimit=00:30:00 TimeMin=N/A"
     assert out[12:14] == ["   NodeList=node02", "   BatchHost=node02"]
     assert out[15] == "   TRES=cpu=16,mem=64000M,node=1,billing=16,gres/gpu=4"
-    assert out[-3:] == ["   TresPerNode=gres/gpu:4", "   ", ""]
+    assert out[-3:] == ["   TresPerNode=gres:gpu:4", "   ", ""]
 
 
 def test_show_node():
     node = {"name": "gpu01", "state": "mix", "flags": [], "reason": None, "cpus": 64, "alloc_cpus": 16,
             "real_memory": 512000, "alloc_mem": 65536, "gpus": 8, "alloc_gpus": [0, 1, 2, 3],
-            "gres": "gpu:8", "partitions": ["gpu", "all"], "addr": None, "jobs": [1042]}
-    assert show_node(node) == (
+            "gres": "gpu:8", "partitions": ["gpu", "all"], "addr": None, "jobs": [1042],
+            "os": "Linux 6.1.0-18-amd64 #1 SMP Debian 6.1.76-1", "cpu_load": 3.456, "free_mem": 401234}
+    assert show_node(node) == (  # as the twin's 22.05.8 prints a node (tests/live/sessions/divergences.out)
         "NodeName=gpu01 Arch=x86_64 CoresPerSocket=1 \n"
-        "   CPUAlloc=16 CPUEfctv=64 CPUTot=64 CPULoad=0.00\n"
+        "   CPUAlloc=16 CPUEfctv=64 CPUTot=64 CPULoad=3.46\n"
         "   AvailableFeatures=(null)\n"
         "   ActiveFeatures=(null)\n"
         "   Gres=gpu:8\n"
-        "   NodeAddr=gpu01 NodeHostName=gpu01 \n"
-        "   OS=Linux \n"
-        "   RealMemory=512000 AllocMem=65536 FreeMem=N/A Sockets=64 Boards=1\n"
+        "   NodeAddr=gpu01 NodeHostName=gpu01 Version=22.05.8\n"
+        "   OS=Linux 6.1.0-18-amd64 #1 SMP Debian 6.1.76-1 \n"
+        "   RealMemory=512000 AllocMem=65536 FreeMem=401234 Sockets=64 Boards=1\n"
         "   State=MIXED ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A\n"
         "   Partitions=gpu,all \n"
         "   BootTime=None SlurmdStartTime=None\n"
-        "   LastBusyTime=Unknown ResumeAfterTime=None\n"
+        "   LastBusyTime=Unknown\n"
         "   CfgTRES=cpu=64,mem=500G,billing=64,gres/gpu=8\n"
         "   AllocTRES=cpu=16,mem=64G,gres/gpu=4\n"
         "   CapWatts=n/a\n"
         "   CurrentWatts=0 AveWatts=0\n"
-        "   ExtSensorsJoules=n/a ExtSensorsWatts=0 ExtSensorsTemp=n/a\n"
-        "   \n"
+        "   ExtSensorsJoules=n/s ExtSensorsWatts=0 ExtSensorsTemp=n/s\n"
         "\n")
+
+
+def test_a_node_that_has_not_reported_its_load_shows_n_a():
+    out = show_node({"name": "c1", "state": "idle", "cpus": 8}).splitlines()
+    assert out[1].endswith(" CPULoad=N/A") and " FreeMem=N/A " in out[7]
 
 
 def test_show_down_drained_node_states_and_reason():

@@ -152,7 +152,7 @@ def test_more_letters():
             account="ml", mem_per_node=65536)
     fmt = "%a|%b|%B|%c|%C|%D|%e|%E|%F|%m|%p|%Q|%q|%r|%S|%T|%U|%v|%V|%y|%Y|%Z|%x|%n"
     assert format_jobs([j], fmt=fmt, now=NOW, noheader=True) == (
-        "ml|gres/gpu:8|gpu01|64|64|1|2024-03-01T12:59:00|afterok:4|5|64G|1.00000000000000|4294967295|normal|None|"
+        "ml|gres:gpu:8|gpu01|64|64|1|2024-03-01T12:59:00|afterok:4|5|64G|1.00000000000000|4294967295|normal|None|"
         "2024-03-01T11:59:00|RUNNING|0|(null)|2024-03-01T11:58:00|10|(null)|/home/alice||\n")
 
 
@@ -183,8 +183,8 @@ def test_from_a_real_cluster_state_via_job_view():
     assert running.state is JobState.RUNNING
     assert format_jobs(views, now=NOW, fmt="%.6i %.5P %.8j %.6u %.2t %.8M %.4D %.6C %b %R") == (
         " JOBID PARTI     NAME   USER ST     TIME NODE   CPUS TRES_PER_NODE NODELIST(REASON)\n"
-        "     8   gpu     eval   dave PD     0:00    1      4 gres/gpu:1 (Resources)\n"
-        "     7   gpu pretrain  carol  R     1:05    2     64 gres/gpu:8 node[01-02]\n")
+        "     8   gpu     eval   dave PD     0:00    1      4 gres:gpu:1 (Resources)\n"
+        "     7   gpu pretrain  carol  R     1:05    2     64 gres:gpu:8 node[01-02]\n")
 
 
 # -- a shared cluster: other users' text never drives the terminal (twin facts, issue 9) ---------

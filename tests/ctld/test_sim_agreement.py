@@ -38,11 +38,13 @@ def cluster(policy: str, exclusive: bool):
     return cfg
 
 
-def _times(submit: int, runtime: int, limit: int) -> tuple[float, float]:
-    """Submit and run times off the backfill ticks (multiples of bf_interval), and a run that
-    ends before its time limit: a tie (a submission on a tick, an end at the limit) may be
-    taken either way by two event loops, and that is no difference of rule."""
-    return submit + 0.37, min(runtime, limit * 60 - 1) + 0.1
+def _times(submit: int, runtime: int, limit: int, row: int) -> tuple[float, float]:
+    """Submit and run times off the backfill ticks (multiples of bf_interval), one millisecond
+    apart for jobs of the same second, and a run that ends before its time limit: a tie (a
+    submission on a tick, an end at the limit, two submissions at one instant, which a replay
+    sees together and the controller one after the other) may be taken either way by two event
+    loops, and that is no difference of rule."""
+    return submit + 0.37 + row / 1000, min(runtime, limit * 60 - 1) + 0.1
 
 
 def _nodes(state, job) -> tuple[str, ...]:
@@ -52,7 +54,7 @@ def _nodes(state, job) -> tuple[str, ...]:
 
 def replay(rows, cfg) -> dict[int, tuple]:
     """Trace id -> (start, end, state) in a replay, or ("refused",)."""
-    jobs = [TraceJob(i + 1, *_times(submit, runtime, limit), limit * 60.0, nodes, cpus, gpus,
+    jobs = [TraceJob(i + 1, *_times(submit, runtime, limit, i), limit * 60.0, nodes, cpus, gpus,
                      user=USERS[who][0], account=USERS[who][1])
             for i, (submit, runtime, limit, nodes, cpus, gpus, who) in enumerate(rows)]
     sim = Simulator(cfg, jobs)
@@ -73,7 +75,7 @@ def live(rows, cfg, tmp_path) -> dict[int, tuple]:
         for i, (submit, runtime, limit, nodes, cpus, gpus, who) in sorted(enumerate(rows),
                                                                            key=lambda r: (r[1][0], r[0])):
             # The same job as sbatch asks for it: NODES nodes, one task each of CPUS CPUs, GPUS GPUs per node.
-            at, seconds = _times(submit, runtime, limit)
+            at, seconds = _times(submit, runtime, limit, i)
             await asyncio.sleep(EPOCH + at - loop.time())
             try:
                 ids[i + 1] = await h.submit(USERS[who][0], account=USERS[who][1], seconds=seconds, nodes_min=nodes, ntasks_per_node=1,

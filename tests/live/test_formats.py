@@ -3,6 +3,7 @@ headers, widths, truncation.  Only the clock-dependent cells are matched loosely
 
 from __future__ import annotations
 
+import os
 import re
 import time
 
@@ -106,7 +107,7 @@ def test_scontrol_show_job(live, scene):
                      "   NodeList=gpu[01-02]", "   BatchHost=gpu01",
                      "   TRES=cpu=2,mem=16000M,node=2,billing=2,gres/gpu=4",
                      "   Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=*",
-                     f"   StdOut={live.work}/slurm-{running}.out", "   TresPerNode=gres/gpu:2"):
+                     f"   StdOut={live.work}/slurm-{running}.out", "   TresPerNode=gres:gpu:2"):
         assert expected in lines, (expected, text)
     assert re.search(r"^   RunTime=\d\d:\d\d:\d\d TimeLimit=01:00:00 TimeMin=N/A$", text, re.M)
     assert re.search(rf"^   StartTime={DATE} EndTime={DATE} Deadline=N/A$", text, re.M)
@@ -118,14 +119,16 @@ def test_scontrol_show_node_and_partition(live, scene):
     text = live.run("scontrol", "show", "node", "gpu02").stdout
     lines = text.split("\n")
     assert lines[0] == "NodeName=gpu02 Arch=x86_64 CoresPerSocket=1 "
-    for expected in ("   CPUAlloc=1 CPUEfctv=8 CPUTot=8 CPULoad=0.00", "   Gres=gpu:4",
-                     "   NodeAddr=127.0.0.1 NodeHostName=gpu02 ",
-                     "   RealMemory=64000 AllocMem=8000 FreeMem=N/A Sockets=8 Boards=1",
+    for expected in ("   Gres=gpu:4", "   NodeAddr=127.0.0.1 NodeHostName=gpu02 Version=22.05.8",
                      "   State=MIXED ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A",
                      "   Partitions=gpu ", "   CfgTRES=cpu=8,mem=64000M,billing=8,gres/gpu=4",
                      "   AllocTRES=cpu=1,mem=8000M,gres/gpu=2"):
         assert expected in lines, (expected, text)
     assert re.search(rf"^   BootTime={DATE} SlurmdStartTime={DATE}$", text, re.M), text
+    # The machine's load and available memory, as the agent last reported them (slurmd's readings).
+    assert re.search(r"^   CPUAlloc=1 CPUEfctv=8 CPUTot=8 CPULoad=\d+\.\d\d$", text, re.M), text
+    assert re.search(r"^   RealMemory=64000 AllocMem=8000 FreeMem=\d+ Sockets=8 Boards=1$", text, re.M), text
+    assert re.search(rf"^   OS={os.uname().sysname} {re.escape(os.uname().release)} ", text, re.M), text
     text = live.run("scontrol", "show", "partition", "gpu").stdout
     assert text.startswith("PartitionName=gpu\n   AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL\n"
                            "   AllocNodes=ALL Default=YES QoS=N/A\n")

@@ -125,8 +125,8 @@ def test_exit_code_is_the_largest_task_exit_code(live):
     r = live.run("srun", "-N2", "--ntasks-per-node=2", "bash", "-c",
                  "exit $(( SLURM_PROCID >= 2 ? 7 : SLURM_PROCID ))")
     assert r.returncode == 7
-    assert r.stderr.splitlines() == ["srun: error: gpu01: task 1: Exited with exit code 1",
-                                     "srun: error: gpu02: tasks 2-3: Exited with exit code 7"]
+    assert sorted(r.stderr.splitlines()) == ["srun: error: gpu01: task 1: Exited with exit code 1",  # as they end
+                                             "srun: error: gpu02: tasks 2-3: Exited with exit code 7"]
     job_id = max(j["job_id"] for j in live.api.call("GET", "/jobs")["jobs"])
     job = live.wait(job_id)
     assert (job["state"], job["exit_code"]) == ("FAILED", "7:0")

@@ -109,7 +109,9 @@ def test_pings_are_answered_while_the_agents_loop_is_held_up(tmp_path):
             await host.stop()
 
     (status, body, took), others, crashed = asyncio.run(main())
+    readings = {k: body.pop(k) for k in ("cpu_load", "free_mem") if k in body}  # the host's, for show node
     assert status == 200 and body in ({"jobs": [], "finished": []}, {"busy": body.get("busy")})
+    assert "busy" in body or set(readings) == {"cpu_load", "free_mem"}
     assert took < 1.0, f"the ping took {took:.2f} s"  # before: pings came to the node port this loop serves
     assert others == [401, 404] and crashed == 404
 
@@ -132,6 +134,8 @@ def test_a_stopped_agent_is_busy_then_wedged(tmp_path):
         proc.kill()
         proc.wait()
     # Before: the heartbeat was a thread of the stopped process: the ping timed out.
+    for answer in (fresh[1], again[1]):  # the host's readings aside (show node's CPULoad, FreeMem)
+        assert answer.pop("cpu_load") >= 0 and answer.pop("free_mem") > 0
     assert fresh[1] == again[1] == {"jobs": [], "finished": []}
     assert busy[1]["busy"] >= heartbeat.FRESH and "has not run" in wedged[1]["error"]
 

@@ -129,7 +129,7 @@ def show_job(job: dict, *, now: float, details: bool = False) -> str:
     uid, gid = job.get("uid", 0), job.get("gid", job.get("uid", 0))
     reason = (job.get("reason") or "None").replace(" ", "_")
     nodes, cpus = job.get("num_nodes", 1), job.get("num_cpus", 0)
-    num_nodes = f"{nodes}-{job.get('max_nodes', nodes)}" if pending else str(nodes)
+    num_nodes = f"{nodes}-{job['max_nodes']}" if pending and job.get("max_nodes") else str(nodes)
     mem = job.get("mem_per_node", 0)
     per_node_mem = mem if mem > 0 else 0
     total_mem = job.get("alloc_mem", per_node_mem * nodes)
@@ -165,20 +165,25 @@ def show_job(job: dict, *, now: float, details: bool = False) -> str:
         f"TRES={tres_string(cpus, total_mem, nodes, gpus_per_node * nodes)}",
         f"Socks/Node=* NtasksPerN:B:S:C={job.get('ntasks_per_node', 0)}:0:*:* CoreSpec=*",
         *(_details(job) if details else []),
-        f"MinCPUsNode={cpus // max(nodes, 1)} MinMemoryNode={mem_units(per_node_mem)} MinTmpDiskNode=0",
+        f"MinCPUsNode={job.get('cpus_per_task', 1) * max(1, job.get('ntasks_per_node') or 1)} " + (f"MinMemoryCPU={mem_units(job['mem_per_cpu'])}"
+                                                          if job.get("mem_per_cpu") else
+                                                          f"MinMemoryNode={mem_units(per_node_mem)}")
+        + " MinTmpDiskNode=0",
         "Features=(null) DelayBoot=00:00:00",
     ]
     if job.get("reservation"):
         lines.append(f"Reservation={job['reservation']}")
     lines += [f"OverSubscribe={'NO' if job.get('exclusive') else 'OK'} Contiguous=0 Licenses=(null) "
               "Network=(null)",
-              f"Command={null(job.get('command'))}",
+              f"Command={null(None if job.get('command') == 'wrap' else job.get('command'))}",  # --wrap: (null)
               f"WorkDir={job.get('work_dir', '')}"]
     if job.get("batch", True):
         lines += [f"StdErr={_out_path(job, job.get('stderr') or job.get('stdout'))}",
                   f"StdIn={job.get('stdin') or '/dev/null'}",
                   f"StdOut={_out_path(job, job.get('stdout'))}"]
     lines.append("Power=")
-    if job.get("gres"):
-        lines.append(f"TresPerNode=gres/{job['gres']}")
+    if job.get("tres_per"):
+        lines.append("=".join(job["tres_per"]))
+    elif job.get("gres"):
+        lines.append(f"TresPerNode=gres:{job['gres']}")
     return record(lines + [""])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 from minislurm.cli.fmt.fields import mem_units, timestamp
+from minislurm.cli.helptext import SLURM_VERSION as VERSION
 from minislurm.cli.fmt.scontrol import limit_text, null, record, show_time, tres_string
 from minislurm.core.hostlist import compress, expand
 from minislurm.core.timefmt import format_elapsed
@@ -55,13 +56,13 @@ def show_node(node: dict) -> str:
     cfg = cfg.replace(",node=1", "")  # nodes report no node= TRES
     lines = [
         f"NodeName={name} Arch={node.get('arch', 'x86_64')} CoresPerSocket={node.get('cores_per_socket', 1)} ",
-        f"CPUAlloc={node.get('alloc_cpus', 0)} CPUEfctv={cpus} CPUTot={cpus} CPULoad=0.00",
+        f"CPUAlloc={node.get('alloc_cpus', 0)} CPUEfctv={cpus} CPUTot={cpus} CPULoad={_load(node)}",
         "AvailableFeatures=(null)",
         "ActiveFeatures=(null)",
         f"Gres={node.get('gres') or '(null)'}",
-        f"NodeAddr={node.get('addr') or name} NodeHostName={name} ",
+        f"NodeAddr={node.get('addr') or name} NodeHostName={name} Version={VERSION}",
         f"OS={node.get('os', 'Linux')} ",
-        f"RealMemory={node.get('real_memory', 0)} AllocMem={node.get('alloc_mem', 0)} FreeMem=N/A "
+        f"RealMemory={node.get('real_memory', 0)} AllocMem={node.get('alloc_mem', 0)} FreeMem={_free(node)} "
         f"Sockets={node.get('sockets', cpus)} Boards=1",
         f"State={node_state_string(node)} ThreadsPerCore={node.get('threads_per_core', 1)} TmpDisk=0 "
         "Weight=1 Owner=N/A MCS_label=N/A",
@@ -71,21 +72,30 @@ def show_node(node: dict) -> str:
     lines += [
         f"BootTime={timestamp(node.get('boot_time'), 'None')} "
         f"SlurmdStartTime={timestamp(node.get('slurmd_start_time'), 'None')}",
-        f"LastBusyTime={timestamp(node.get('last_busy'), 'Unknown')} ResumeAfterTime=None",
+        f"LastBusyTime={timestamp(node.get('last_busy'), 'Unknown')}",  # 22.05 has no ResumeAfterTime
         f"CfgTRES={cfg}",
         f"AllocTRES={alloc_tres(node)}",
         "CapWatts=n/a",
         "CurrentWatts=0 AveWatts=0",
-        "ExtSensorsJoules=n/a ExtSensorsWatts=0 ExtSensorsTemp=n/a",
+        "ExtSensorsJoules=n/s ExtSensorsWatts=0 ExtSensorsTemp=n/s",  # n/s: no ext_sensors plugin
     ]
     if node.get("reason"):
         who = ""
         if node.get("reason_time"):
             who = f" [{node.get('reason_user') or 'root'}@{timestamp(node['reason_time'])}]"
         lines.append(f"Reason={node['reason']}{who}")
-    else:
-        lines.append("")  # the record ends with an empty indented line when there is no reason
     return record(lines)
+
+
+def _load(node: dict) -> str:
+    """CPULoad: the node's 1-minute load average, N/A before it has reported one."""
+    load = node.get("cpu_load")
+    return "N/A" if load is None else f"{load:.2f}"
+
+
+def _free(node: dict) -> str:
+    free = node.get("free_mem")
+    return "N/A" if free is None else str(free)
 
 
 def show_partition(part: dict, nodes: list[dict] | None = None) -> str:

@@ -95,7 +95,7 @@ def _per_node_cpus(j: dict) -> str:
 LETTERS: dict[str, tuple] = {
     "a": ("ACCOUNT", Key("account", ""), True),
     "A": ("JOBID", Key("job_id", None, str), True),
-    "b": ("TRES_PER_NODE", Key("gres", None, lambda g: f"gres/{g}" if g else "N/A"), True),
+    "b": ("TRES_PER_NODE", Key("gres", None, lambda g: f"gres:{g}" if g else "N/A"), True),
     "B": ("EXEC_HOST", Key("batch_host", None, or_text("n/a")), True),
     "c": ("MIN_CPUS", lambda j, n: _per_node_cpus(j), True),
     "C": ("CPUS", Key("num_cpus", 0, str), True),
