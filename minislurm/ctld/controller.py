@@ -91,8 +91,8 @@ class Controller:
     async def start(self) -> None:
         recover(self)
         if self.config.priority.type == "priority/multifactor":
-            from minislurm.ctld.fairshare import FairShareBook
-            self.fairshare = FairShareBook(self.config, self.accounts_file)
+            from minislurm.ctld.fairshare import load_book
+            self.fairshare = load_book(self.config, self.accounts_file)
             self.fairshare.replay(self.store.acct("step = ''"))  # usage is state: from the records
             self.fairshare.associate(self.state.jobs.values())  # later ones at submission
         for n in range(len(self.state.nodes)):  # nobody gets work before its agent answers

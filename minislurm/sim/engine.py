@@ -11,7 +11,7 @@ SimPy clock.
   clock: a job's priority at submission with the fair-share factors of that moment, every
   pending job's recomputed every ``PriorityCalcPeriod`` (from t=0, as the controller does from
   its start), and every run's CPU-seconds charged to its association when it ends (decayed
-  with ``PriorityDecayHalfLife``) -- the same :class:`~minislurm.ctld.fairshare.FairShareBook`.
+  with ``PriorityDecayHalfLife``) -- the same :class:`~minislurm.sched.sharebook.FairShareBook`.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from minislurm.sched import priority
 from minislurm.sched.order import QueueOrder
 from minislurm.sched.releases import Releases
 from minislurm.sched.schedule import schedule
+from minislurm.sched.sharebook import FairShareBook
 from minislurm.sched.submit import record_job, refusal
 from minislurm.sim.failures import FailureModel, checkpointed
 from minislurm.sim.records import Capacity, JobRecord, Segment
@@ -48,7 +49,6 @@ class Simulator:
         self.state = ClusterState(config)
         self.multifactor = config.priority.type == "priority/multifactor"
         if self.multifactor and fairshare is None:
-            from minislurm.ctld.fairshare import FairShareBook
             fairshare = FairShareBook(config)
         self.fairshare = fairshare if self.multifactor else None
         for resv in reservations:  # advance reservations made before the replay begins

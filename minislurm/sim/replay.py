@@ -6,7 +6,9 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from minislurm.core.accounts import parse_accounts
 from minislurm.core.cluster import ClusterConfig, simple_cluster
+from minislurm.sched.sharebook import FairShareBook
 from minislurm.sim import charts, metrics
 from minislurm.sim.engine import Simulator
 from minislurm.sim.failures import FailureModel
@@ -56,8 +58,10 @@ def fairshare_book(cfg: ClusterConfig, accounts: str | Path | None):
     ``accounts``, when given and present), or None."""
     if cfg.priority.type != "priority/multifactor":
         return None
-    from minislurm.ctld.fairshare import FairShareBook
-    return FairShareBook(cfg, Path(accounts) if accounts else None)
+    path = Path(accounts) if accounts else None
+    if path is None or not path.exists():
+        return FairShareBook(cfg)
+    return FairShareBook(cfg, parse_accounts(path.read_text(), str(path)))
 
 
 def replay(opts: ReplayOptions, out: str | Path | None) -> dict:

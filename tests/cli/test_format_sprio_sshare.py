@@ -1,12 +1,13 @@
 """sprio and sshare text (see minislurm/cli/fmt/sprio.py and sshare.py)."""
 
+from share_tree import tree_and_rows  # shared with test_sshare_format_users.py
+
 from minislurm.cli.fmt.sprio import default_format, format_sprio
 from minislurm.cli.fmt.sshare import format_sshare
-from minislurm.core.accounts import parse_accounts
 from minislurm.core.cluster import simple_cluster
 from minislurm.core.job import Job, Shape
 from minislurm.core.state import ClusterState
-from minislurm.sched.fairshare import ShareRow, UsageLedger, share_rows
+from minislurm.sched.fairshare import ShareRow
 from minislurm.sched.priority.multifactor import Factors, factors
 
 NOW = 1_709_294_400.0
@@ -49,27 +50,6 @@ def test_sprio_from_real_factors():
     weights = {"age": 1000, "fairshare": 10000, "jobsize": 1000, "partition": 1000}
     assert format_sprio([row], weights=weights, noheader=True) == \
         "              5 gpu             4500          0        500       2500        500       1000\n"
-
-
-SHARES = """\
-Account=research Fairshare=60
-Account=eval Fairshare=40
-Account=vision Parent=research Fairshare=1
-User=alice Account=research Fairshare=1
-User=bob Account=research Fairshare=1
-User=carol Account=eval
-User=dan Account=vision
-"""
-
-
-def tree_and_rows():
-    tree = parse_accounts(SHARES)
-    ledger = UsageLedger(tree, half_life=0)
-    ledger.charge("alice", "research", 7200, 0)
-    ledger.charge("bob", "research", 3600, 0)
-    ledger.charge("carol", "eval", 1800, 0)
-    parents = {a.account: a.parent for a in tree.nodes.values() if a.user is None}
-    return share_rows(tree, ledger, 0), parents
 
 
 def test_sshare_all_users_tree_order_and_indentation():

@@ -3,31 +3,10 @@ process.c of slurm-22-05-9-1; not yet recorded on the twin)."""
 
 import pytest
 
+from share_tree import tree_and_rows  # the tree of test_format_sprio_sshare.py
+
 from minislurm.cli import sshare
 from minislurm.cli.fmt.sshare import format_sshare, parse_fields
-from minislurm.core.accounts import parse_accounts
-from minislurm.sched.fairshare import UsageLedger, share_rows
-
-SHARES = """\
-Account=research Fairshare=60
-Account=eval Fairshare=40
-Account=vision Parent=research Fairshare=1
-User=alice Account=research Fairshare=1
-User=bob Account=research Fairshare=1
-User=carol Account=eval
-User=dan Account=vision
-"""
-
-
-def tree_and_rows():  # the tree of test_format_sprio_sshare.py
-    tree = parse_accounts(SHARES)
-    ledger = UsageLedger(tree, half_life=0)
-    ledger.charge("alice", "research", 7200, 0)
-    ledger.charge("bob", "research", 3600, 0)
-    ledger.charge("carol", "eval", 1800, 0)
-    parents = {a.account: a.parent for a in tree.nodes.values() if a.user is None}
-    return share_rows(tree, ledger, 0), parents
-
 
 def test_users_only_leaves_out_root_and_accounts_unindented():
     rows, parents = tree_and_rows()
