@@ -20,6 +20,7 @@ torch = pytest.importorskip("torch")
 from livekit import read_when, until  # noqa: E402
 
 from minislurm.core.hostlist import expand  # noqa: E402
+from minislurm.slurmd import heartbeat  # noqa: E402
 
 pytestmark = pytest.mark.live
 CLUSTER = {"nodes": 3, "gpus_per_node": 4, "slurmd_timeout": 3}
@@ -101,11 +102,13 @@ def test_requeue_itself_before_the_time_limit(live, reference):
 def test_a_stale_incarnation_never_writes_again(live):
     """A single-rank job whose node stops answering (agent frozen, job still running) is
     requeued elsewhere; the old run must neither checkpoint nor print again, and is killed
-    when its node answers again."""
+    when its node answers again.  A frozen agent's heartbeat answers ``busy`` for up to
+    heartbeat.WEDGED seconds before its nodes fall silent (RELIABILITY.md section 9), so the run
+    is made to outlast that."""
     live.reset()
     shutil.copy(EXAMPLE / "train_ddp.py", live.work / "train_ddp.py")
     script = ("#!/bin/bash\n#SBATCH -N1 -n1 --requeue --open-mode=append -o %x-%j.out\n"
-              "srun python train_ddp.py --steps 600 --step-time 0.03 --ckpt-every 10 "
+              "srun python train_ddp.py --steps 600 --step-time 0.15 --ckpt-every 10 "
               "--ckpt-dir ckpt-$SLURM_JOB_ID --final final-$SLURM_JOB_ID.pt\n")
     job = live.sbatch("-J", "fence", script=script)
     log = live.work / f"fence-{job}.out"
@@ -116,12 +119,12 @@ def test_a_stale_incarnation_never_writes_again(live):
     try:
         old = [p for p, _ in live.job_processes(job)]  # the batch script, srun and the rank
         assert old and all(_restart(p) == 0 for p in old)
-        until(lambda: live.job(job)["restart_count"] == 1, 20, "the job to be requeued")
+        until(lambda: live.job(job)["restart_count"] == 1, heartbeat.WEDGED + 30, "the job to be requeued")
         read_when(log, lambda t: "restart 1: resuming at step" in t, timeout=60)
         until(lambda: "restart 1 | step" in log.read_text(), 60, "the new run to checkpoint")
     finally:
         os.kill(agent.pid, signal.SIGCONT)
-    done = live.wait(job, timeout=120)
+    done = live.wait(job, timeout=180)
     assert done["state"] == "COMPLETED" and done["restart_count"] == 1
     text = log.read_text()
     resumed_at = int(re.search(r"restart 1: resuming at step (\d+)", text).group(1))
