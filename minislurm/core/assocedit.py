@@ -511,17 +511,22 @@ def _no_default_removed(t: AssociationTree, gone: list, edit: Edit, cluster: str
     return not bad
 
 
-def _delete_users(tree: AssociationTree, words: list[str], cluster: str) -> Edit:
+def _delete_conditions(tree: AssociationTree, words: list[str], kind: str, cluster: str):
+    """A delete's edit and its conditions; ``set`` words and no condition at all are refused."""
     edit = Edit(copy(tree))
-    where, sets = _words(words, "user", cluster, edit)
+    where, sets = _words(words, kind, cluster, edit)
     if sets:
         edit.err.append(f" Unknown condition: {sets[0]}\n Use keyword 'set' to modify value")
         edit.failed = True
-    if edit.failed:
-        return edit
-    if not where.entity and not where.assoc:
+    elif not edit.failed and not where.entity and not where.assoc:
         edit.err.append(" No conditions given to remove, not executing.")
         edit.failed = True
+    return edit, where
+
+
+def _delete_users(tree: AssociationTree, words: list[str], cluster: str) -> Edit:
+    edit, where = _delete_conditions(tree, words, "user", cluster)
+    if edit.failed:
         return edit
     t = edit.tree
     gone = _user_assocs(t, where)
@@ -549,16 +554,8 @@ def _delete_users(tree: AssociationTree, words: list[str], cluster: str) -> Edit
 
 
 def _delete_accounts(tree: AssociationTree, words: list[str], cluster: str) -> Edit:
-    edit = Edit(copy(tree))
-    where, sets = _words(words, "account", cluster, edit)
-    if sets:
-        edit.err.append(f" Unknown condition: {sets[0]}\n Use keyword 'set' to modify value")
-        edit.failed = True
+    edit, where = _delete_conditions(tree, words, "account", cluster)
     if edit.failed:
-        return edit
-    if not where.entity and not where.assoc:
-        edit.err.append(" No conditions given to remove, not executing.")
-        edit.failed = True
         return edit
     if "root" in where.names:
         edit.err.append(" You are not allowed to remove the root account.\n Use remove cluster instead.")
