@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import pwd
 import re
 import select
 import struct
@@ -197,6 +198,24 @@ def no_leftovers(cluster: LocalCluster) -> None:
         time.sleep(0.1)
         left = processes(cluster.conf_path)
     assert not left, f"processes survived down(): {left}"
+
+
+@contextmanager
+def unix_users(*names: str):
+    """Throwaway Unix users for a test (the controller runs jobs of users the host knows); those
+    this made are removed after.  Needs root."""
+    made = []
+    for name in names:
+        try:
+            pwd.getpwnam(name)
+        except KeyError:
+            subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", name], check=True)
+            made.append(name)
+    try:
+        yield
+    finally:
+        for name in made:
+            subprocess.run(["userdel", name], check=False)
 
 
 @contextmanager

@@ -7,12 +7,10 @@ The in-process tests (tests/ctld/test_access.py) cover each rule; these prove th
 from __future__ import annotations
 
 import os
-import pwd
-import subprocess
 
 import pytest
 
-from livekit import started
+from livekit import started, unix_users
 
 pytestmark = pytest.mark.live
 ANN, BEN = "mslann", "mslben"  # throwaway Unix users: the controller runs jobs of known users only
@@ -30,16 +28,8 @@ INVALID_ACCOUNT = "Invalid account or account/partition combination specified"
 def users():
     if os.geteuid() != 0:
         pytest.skip("ordinary users of a live cluster need root (useradd; the controller checks them)")
-    made = []
-    for name in (ANN, BEN):
-        try:
-            pwd.getpwnam(name)
-        except KeyError:
-            subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", name], check=True)
-            made.append(name)
-    yield
-    for name in made:
-        subprocess.run(["userdel", name], check=False)
+    with unix_users(ANN, BEN):
+        yield
 
 
 @pytest.fixture(scope="module")

@@ -6,12 +6,10 @@ association is in accounts.conf, so a restarted controller still has it."""
 from __future__ import annotations
 
 import os
-import pwd
-import subprocess
 
 import pytest
 
-from livekit import started
+from livekit import started, unix_users
 from minislurm.common.auth import Signer, load_key
 
 ALICE, MALLORY = "mslalice", "mslmallory"  # throwaway Unix users: the controller runs jobs of known users only
@@ -21,16 +19,8 @@ ALICE, MALLORY = "mslalice", "mslmallory"  # throwaway Unix users: the controlle
 def users():
     if os.geteuid() != 0:
         pytest.skip("ordinary users of a live cluster need root (useradd; the controller checks them)")
-    made = []
-    for name in (ALICE, MALLORY):
-        try:
-            pwd.getpwnam(name)
-        except KeyError:
-            subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", name], check=True)
-            made.append(name)
-    yield
-    for name in made:
-        subprocess.run(["userdel", name], check=False)
+    with unix_users(ALICE, MALLORY):
+        yield
 
 
 @pytest.fixture(scope="module")
