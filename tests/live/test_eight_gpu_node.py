@@ -14,9 +14,9 @@ torch = pytest.importorskip("torch")
 
 pytestmark = pytest.mark.live
 # DDP's rendezvous port follows the job id (distenv.port_for) and every local cluster's nodes
-# share this machine's ports, so a module that trains beside tests/live/test_training.py (xdist
-# runs them at once) numbers its jobs from elsewhere (FirstJobId): job 2 of both once took the
-# same port, and this module's ranks waited on the other job's store until the test timed out.
+# share this machine's ports, so each module that trains numbers its jobs from elsewhere
+# (FirstJobId; test_training.py from 3001, the demo test from 1), as xdist runs them at once:
+# job 2 of two modules once took the same port, and one's ranks waited on the other's store.
 CLUSTER = {"nodes": 2, "gpus_per_node": 8, "cpus_per_node": 16, "first_job_id": 5001}
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ddp"
 TRAIN = ["--steps", "40", "--ckpt-every", "20"]

@@ -23,7 +23,9 @@ from minislurm.core.hostlist import expand  # noqa: E402
 from minislurm.slurmd import heartbeat  # noqa: E402
 
 pytestmark = pytest.mark.live
-CLUSTER = {"nodes": 3, "gpus_per_node": 4, "slurmd_timeout": 3}
+# Its own job ids (FirstJobId): DDP's port follows the job id and the demo test trains job 1 on
+# this machine at the same time (see test_eight_gpu_node.py).
+CLUSTER = {"nodes": 3, "gpus_per_node": 4, "slurmd_timeout": 3, "first_job_id": 3001}
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ddp"
 STEPS, STEP_TIME = 600, "0.02"
 SCRIPT = """#!/bin/bash
