@@ -8,7 +8,15 @@ optimizer, the step and every rank's random state, so a requeued run resumes exa
 the checkpoint left it and ends with the same weights, bit for bit, as an uninterrupted run.
 
 On SIGUSR1 (``#SBATCH --signal=USR1@60``: "your time is nearly up") the ranks agree on the
-next step, checkpoint, and rank 0 requeues the job with ``scontrol requeue $SLURM_JOB_ID``.
+next step, checkpoint, and rank 0 requeues the job with ``scontrol requeue $SLURM_JOB_ID``
+(``--when-warned requeue``), or the link of a chain ends so that the next link goes on
+(``--when-warned stop``).
+
+The checkpoints belong to a *run*, ``--run NAME``, kept in ``ckpt/NAME``: by default the job's
+own id, or the array's (``SLURM_ARRAY_JOB_ID``), so every task of ``sbatch --array=1-10%1``
+is one link of the same run, while a new job never picks up another job's state.  Links
+submitted as separate jobs (``--dependency=singleton``) name their run: ``--run "$SLURM_JOB_NAME"``.
+A link that finds its run already finished says so and exits 0.
 """
 
 from __future__ import annotations
@@ -67,12 +75,17 @@ def main() -> int:
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--lr", type=float, default=0.05)
     p.add_argument("--ckpt-every", type=int, default=20)
-    p.add_argument("--ckpt-dir", default="ckpt")
+    p.add_argument("--run", default=None, help="the run the checkpoints belong to (default: the (array) job id)")
+    p.add_argument("--ckpt-dir", default=None, help="the run's folder (default: ckpt/RUN)")
+    p.add_argument("--when-warned", choices=("requeue", "stop"), default="requeue",
+                   help="on SIGUSR1: requeue this job, or stop (a link of a chain)")
     p.add_argument("--step-time", type=float, default=0.0, help="extra seconds per step (to watch it run)")
     p.add_argument("--final", default="final.pt", help="where rank 0 writes the final weights")
     p.add_argument("--crash-rank", type=int, default=-1, help="this rank fails at step --crash-step (a bad run)")
     p.add_argument("--crash-step", type=int, default=-1)
     args = p.parse_args()
+    if args.steps < 1:
+        p.error("--steps: at least 1")
 
     env = from_environment()  # srun's variables (or torchrun's, when started by hand)
     env.export()
@@ -85,7 +98,8 @@ def main() -> int:
     device = torch.device("cuda", env.local_rank) if cuda else torch.device("cpu")
     rank, world = env.rank, env.world_size
 
-    ckpt = Checkpointer(args.ckpt_dir, env.job_id, env.restart_count)
+    run = args.run or os.environ.get("SLURM_ARRAY_JOB_ID") or str(env.job_id or "local")
+    ckpt = Checkpointer(args.ckpt_dir or os.path.join("ckpt", run), env.job_id, env.restart_count)
     if rank == 0:
         ckpt.claim()
     dist.barrier()
@@ -100,10 +114,21 @@ def main() -> int:
         step = state["step"]
         set_rng_state(state["rng"][rank])
         if rank == 0:
+            meta = state["meta"]
+            of = "" if meta["job_id"] == env.job_id else f"job {meta['job_id']} "  # an earlier link's
             print(f"job {env.job_id} restart {env.restart_count}: resuming at step {step} "
-                  f"(checkpoint of restart {state['meta']['restart_count']})", flush=True)
+                  f"(checkpoint of {of}restart {meta['restart_count']})", flush=True)
     elif rank == 0:
-        print(f"job {env.job_id} restart {env.restart_count}: starting at step 0 on {world} ranks", flush=True)
+        print(f"job {env.job_id} restart {env.restart_count}: starting at step 0 on {world} ranks (run {run})",
+              flush=True)
+    if state is not None and step >= args.steps:  # a link after the last one: nothing left to train
+        if rank == 0:
+            print(f"run {run} finished at step {step} (of {args.steps}); nothing to do", flush=True)
+            if not os.path.exists(args.final):
+                torch.save(state["model"], args.final)
+        dist.barrier()
+        dist.destroy_process_group()
+        return 0
     ddp = DDP(net.to(device), device_ids=[env.local_rank] if cuda else None)
     ddp.register_comm_hook(world, sum_in_rank_order)
 
@@ -128,7 +153,9 @@ def main() -> int:
                       f"checkpoint written in {seconds * 1000:.1f} ms", flush=True)
         if stop.item() and step < args.steps:
             signal.signal(signal.SIGUSR1, signal.SIG_IGN)
-            if rank == 0:
+            if rank == 0 and args.when_warned == "stop":
+                print(f"step {step}: time is nearly up, link {env.job_id} stops; the next link goes on", flush=True)
+            elif rank == 0:
                 print(f"step {step}: time is nearly up, requeueing job {env.job_id}", flush=True)
                 scontrol = shutil.which("scontrol") or ""
                 cmd = [scontrol] if scontrol else [sys.executable, "-m", "minislurm.cli.main", "scontrol"]

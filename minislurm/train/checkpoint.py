@@ -5,9 +5,13 @@
   checkpoint, never half of one.
 * Exact: besides model and optimizer, a checkpoint holds every rank's RNG states, so a resumed
   run draws the same numbers an uninterrupted one would and ends bitwise identical.
-* Fenced: each incarnation of a job (``SLURM_RESTART_COUNT``) claims the folder at start.  A
-  run of an older incarnation that is still alive somewhere (a node cut off from the network
-  while its job was requeued elsewhere) finds it no longer holds the claim and never writes.
+* Fenced: each run of a job claims the folder at start, as ``job.incarnation`` (the job id and
+  ``SLURM_RESTART_COUNT``).  A run that is still alive somewhere after it was replaced (a node
+  cut off from the network while its job was requeued elsewhere) finds it no longer holds the
+  claim and never writes.
+* Shared by a chain: the folder belongs to a run, not to a job, so the next link of a chain (a
+  new job id: ``--array=1-10%1`` or ``--dependency=singleton``) claims it and goes on from the
+  last checkpoint.  Only an older incarnation of the job holding the folder is refused a claim.
 """
 
 from __future__ import annotations
@@ -50,21 +54,24 @@ class Checkpointer:
         self.job_id, self.incarnation = job_id, incarnation
         self.folder.mkdir(parents=True, exist_ok=True)
 
-    def holder(self) -> int:
+    def holder(self) -> tuple[int, int] | None:
+        """(job id, incarnation) of the run that claimed the folder last, or None."""
         try:
-            return int((self.folder / CLAIM).read_text())
+            job_id, incarnation = (self.folder / CLAIM).read_text().split(".")
+            return int(job_id), int(incarnation)
         except (OSError, ValueError):
-            return -1
+            return None
 
     def claim(self) -> None:
-        """Rank 0 of a new incarnation takes the folder; an older one may not."""
-        if self.holder() > self.incarnation:
-            raise Fenced(f"incarnation {self.incarnation} of job {self.job_id} was replaced by {self.holder()}")
-        _atomic_write(self.folder / CLAIM, lambda f: f.write(str(self.incarnation).encode()))
+        """Rank 0 of a run takes the folder, unless a newer incarnation of its own job holds it."""
+        held = self.holder()
+        if held and held[0] == self.job_id and held[1] > self.incarnation:
+            raise Fenced(f"incarnation {self.incarnation} of job {self.job_id} was replaced by {held[1]}")
+        _atomic_write(self.folder / CLAIM, lambda f: f.write(f"{self.job_id}.{self.incarnation}".encode()))
 
     def save(self, state: dict) -> float:
         """Write ``state`` atomically; returns the seconds it took.  Raises Fenced if replaced."""
-        if self.holder() != self.incarnation:
+        if self.holder() != (self.job_id, self.incarnation):
             raise Fenced(f"incarnation {self.incarnation} of job {self.job_id} no longer holds {self.folder}")
         t0 = time.perf_counter()
         state = {**state, "meta": {"job_id": self.job_id, "restart_count": self.incarnation, "time": time.time()}}

@@ -55,3 +55,18 @@ def test_a_crash_mid_write_leaves_the_old_checkpoint(tmp_path, monkeypatch):
     monkeypatch.undo()
     assert ck.load()["step"] == 1
     assert sorted(os.listdir(tmp_path)) == [CHECKPOINT, "incarnation"]
+
+
+def test_the_next_link_of_a_chain_takes_the_folder_and_the_last_link_is_fenced(tmp_path):
+    """A chain's links are new jobs sharing one run folder: link 2 (job 8) claims what job 7
+    left and goes on from its checkpoint; job 7, should it still run somewhere, never writes."""
+    first = Checkpointer(tmp_path, job_id=7, incarnation=1)
+    first.claim()
+    first.save({"step": 60})
+    second = Checkpointer(tmp_path, job_id=8, incarnation=0)
+    second.claim()
+    assert second.load()["step"] == 60 and second.holder() == (8, 0)
+    with pytest.raises(Fenced):
+        first.save({"step": 61})
+    second.save({"step": 80})
+    assert Checkpointer(tmp_path, job_id=9, incarnation=0).load()["meta"]["job_id"] == 8
