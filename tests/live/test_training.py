@@ -176,7 +176,7 @@ def _alive(pid: int) -> bool:
 
 
 CHAIN = """#!/bin/bash
-#SBATCH -N2 --ntasks-per-node=1 --gres=gpu:1 -t 1 --signal=USR1@30 --requeue --open-mode=append -o %x-%A_%a.out
+#SBATCH -N2 --ntasks-per-node=1 --gres=gpu:1 -t 1 --signal=USR1@40 --requeue --open-mode=append -o %x-%A_%a.out
 echo "=== link $SLURM_ARRAY_TASK_ID, job $SLURM_JOB_ID, restart $SLURM_RESTART_COUNT"
 srun python train_ddp.py --steps {steps} --step-time 0.02 --ckpt-every 20 --when-warned stop \\
      --final final-$SLURM_ARRAY_JOB_ID.pt
@@ -186,7 +186,7 @@ LINKS = 6
 
 def test_a_chain_of_links_resumes_through_a_node_failure_and_ends_as_one_run(live, reference):
     """``--array=1-6%1`` of one-minute links (issue 25, item 1): each link trains until its
-    warning 30 s in, checkpoints and ends; the next link (a new job id) goes on from the run's
+    warning 20 s in, checkpoints and ends; the next link (a new job id) goes on from the run's
     folder, ``ckpt/<array id>``; a node lost in the middle of link 2 requeues that link, which
     later resumes from the run's latest checkpoint (meanwhile ``%1`` lets link 3 run: the
     throttle counts running tasks); the links after the end find the run finished and exit 0.
