@@ -40,6 +40,7 @@ TRAIN_SCRIPT = """#!/bin/bash
 #SBATCH --output=frontier-%j.out
 #SBATCH --open-mode=append
 echo "run $SLURM_RESTART_COUNT on $SLURM_JOB_NUM_NODES nodes"
+mkdir -p ckpt
 srun bash -c '
   ckpt=ckpt/task$SLURM_PROCID; step=$(cat $ckpt 2>/dev/null || echo 0)
   [ $SLURM_PROCID = 0 ] && echo "task 0 starts at step $step"
@@ -66,7 +67,6 @@ def live_run(sh, *, steps: int = 150, ckpt: int = 10, crash_after_step: int = 20
     ``crash_after_step``, and wait for the requeued run to finish.  Returns the job id, the node
     that crashed, and task 0's start step in each run."""
     nodes = len(sh.cluster.node_names)
-    (sh.work / "ckpt").mkdir(exist_ok=True)
     sh.write("frontier.sbatch", TRAIN_SCRIPT.format(steps=steps, ckpt=ckpt), show=False)
     job = sh.submit(f"sbatch -N{nodes - 1} frontier.sbatch")
     checkpoint = sh.work / "ckpt" / "task0"
