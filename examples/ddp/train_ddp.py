@@ -126,9 +126,7 @@ def main() -> int:
             print(f"run {run} finished at step {step} (of {args.steps}); nothing to do", flush=True)
             if not os.path.exists(args.final):
                 torch.save(state["model"], args.final)
-        dist.barrier()
-        dist.destroy_process_group()
-        return 0
+        return leave()
     ddp = DDP(net.to(device), device_ids=[env.local_rank] if cuda else None)
     ddp.register_comm_hook(world, sum_in_rank_order)
 
@@ -160,15 +158,18 @@ def main() -> int:
                 scontrol = shutil.which("scontrol") or ""
                 cmd = [scontrol] if scontrol else [sys.executable, "-m", "minislurm.cli.main", "scontrol"]
                 subprocess.run([*cmd, "requeue", str(env.job_id)], check=False)
-            dist.barrier()
-            dist.destroy_process_group()
-            return 0
+            return leave()
     # Done: a late warning must not kill the process while it shuts down (Python restores the
     # default action, "terminate", for signals it was handling; an ignored one stays ignored).
     signal.signal(signal.SIGUSR1, signal.SIG_IGN)
     if rank == 0:
         torch.save({k: v.cpu() for k, v in net.state_dict().items()}, args.final)
         print(f"done: {step} steps, final loss {loss.item():.6f}, weights in {args.final}", flush=True)
+    return leave()
+
+
+def leave() -> int:
+    """Every rank waits for the others (rank 0 may still be writing), then leaves the group."""
     dist.barrier()
     dist.destroy_process_group()
     return 0

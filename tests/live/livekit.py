@@ -98,6 +98,11 @@ class Live:
     def node(self, name: str) -> dict:
         return next(n for n in self.api.call("GET", "/nodes")["nodes"] if n["name"] == name)
 
+    def array_tasks(self, array: int) -> list[dict]:
+        """The array's tasks in task order, as the controller has them."""
+        jobs = self.api.call("GET", "/jobs", query={"ids": str(array)})["jobs"]
+        return sorted((j for j in jobs if j["array_job_id"] == array), key=lambda j: j["array_task_id"])
+
     def acct(self, job_id: int, duplicates: bool = False) -> list[dict]:
         q = {"jobs": str(job_id), "duplicates": "1" if duplicates else None}
         return self.api.call("GET", "/acct", query=q)["records"]

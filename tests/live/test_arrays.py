@@ -11,12 +11,6 @@ from livekit import TERMINAL, until
 pytestmark = pytest.mark.live
 
 
-def _tasks(live, array: int) -> list[dict]:
-    """The array's tasks in task order, as the controller has them."""
-    jobs = live.api.call("GET", "/jobs", query={"ids": str(array)})["jobs"]
-    return sorted((j for j in jobs if j["array_job_id"] == array), key=lambda j: j["array_task_id"])
-
-
 def _array(live, *argv: str) -> int:
     out = live.run("sbatch", "--parsable", *argv)
     assert out.returncode == 0, out.stderr
@@ -26,11 +20,11 @@ def _array(live, *argv: str) -> int:
 def test_scancel_of_the_array_id_cancels_running_and_pending_tasks(live):
     live.reset()
     array = _array(live, "--array=1-10", "--exclusive", "--wrap", "sleep 300")
-    until(lambda: sum(t["state"] == "RUNNING" for t in _tasks(live, array)) == 2, 30, "two tasks to run")
+    until(lambda: sum(t["state"] == "RUNNING" for t in live.array_tasks(array)) == 2, 30, "two tasks to run")
     r = live.run("scancel", str(array))
     assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
-    until(lambda: all(t["state"] in TERMINAL for t in _tasks(live, array)), 30, "every task to end")
-    assert [t["state"] for t in _tasks(live, array)] == ["CANCELLED"] * 10
+    until(lambda: all(t["state"] in TERMINAL for t in live.array_tasks(array)), 30, "every task to end")
+    assert [t["state"] for t in live.array_tasks(array)] == ["CANCELLED"] * 10
     until(lambda: live.run("squeue", "-h", "-j", str(array)).stdout == "", 30, "the array to leave squeue")
 
 
@@ -39,10 +33,10 @@ def test_scancel_of_one_task_and_of_a_range_leaves_the_others(live):
     array = _array(live, "--array=1-5", "--begin=now+1hour", "--wrap", "true")
     assert live.run("scancel", f"{array}_2").returncode == 0
     assert live.run("scancel", f"{array}_[4-5]").returncode == 0
-    assert [t["state"] for t in _tasks(live, array)] == ["PENDING", "CANCELLED", "PENDING", "CANCELLED",
+    assert [t["state"] for t in live.array_tasks(array)] == ["PENDING", "CANCELLED", "PENDING", "CANCELLED",
                                                           "CANCELLED"]
     assert live.run("scancel", str(array)).returncode == 0
-    assert {t["state"] for t in _tasks(live, array)} == {"CANCELLED"}
+    assert {t["state"] for t in live.array_tasks(array)} == {"CANCELLED"}
 
 
 def test_scontrol_hold_release_and_update_of_the_array_id_change_every_task(live):
@@ -72,10 +66,10 @@ def test_scontrol_hold_release_and_update_of_the_array_id_change_every_task(live
 def test_a_raised_array_task_throttle_lets_more_tasks_run(live):
     live.reset()
     array = _array(live, "--array=1-4%1", "--wrap", "sleep 300")
-    until(lambda: sum(t["state"] == "RUNNING" for t in _tasks(live, array)) == 1, 30, "the first task")
+    until(lambda: sum(t["state"] == "RUNNING" for t in live.array_tasks(array)) == 1, 30, "the first task")
     r = live.run("scontrol", "update", f"JobId={array}", "ArrayTaskThrottle=3")
     assert (r.returncode, r.stderr) == (0, "")
-    until(lambda: sum(t["state"] == "RUNNING" for t in _tasks(live, array)) == 3, 30, "three tasks")
+    until(lambda: sum(t["state"] == "RUNNING" for t in live.array_tasks(array)) == 3, 30, "three tasks")
     r = live.run("scontrol", "update", f"JobId={array}", "ArrayTaskThrottle=-1")
     assert (r.returncode, r.stderr) == (1, f"Task count specification invalid for job {array}\n")
     assert live.run("scancel", str(array)).returncode == 0
@@ -84,10 +78,10 @@ def test_a_raised_array_task_throttle_lets_more_tasks_run(live):
 def test_scontrol_requeue_of_the_array_id_requeues_every_running_task(live):
     live.reset()
     array = _array(live, "--array=1-2", "--exclusive", "--wrap", "sleep 300")
-    until(lambda: [t["state"] for t in _tasks(live, array)] == ["RUNNING"] * 2, 30, "both tasks to run")
+    until(lambda: [t["state"] for t in live.array_tasks(array)] == ["RUNNING"] * 2, 30, "both tasks to run")
     r = live.run("scontrol", "requeue", str(array))
     assert (r.returncode, r.stderr) == (0, "")
-    until(lambda: [t["restart_count"] for t in _tasks(live, array)] == [1, 1], 30, "both tasks to be requeued")
+    until(lambda: [t["restart_count"] for t in live.array_tasks(array)] == [1, 1], 30, "both tasks to be requeued")
     assert live.run("scancel", str(array)).returncode == 0
 
 

@@ -174,11 +174,10 @@ def _alive(pid: int) -> bool:
         return False
 
 
-
 CHAIN = """#!/bin/bash
 #SBATCH -N2 --ntasks-per-node=1 --gres=gpu:1 -t 1 --signal=USR1@40 --requeue --open-mode=append -o %x-%A_%a.out
 echo "=== link $SLURM_ARRAY_TASK_ID, job $SLURM_JOB_ID, restart $SLURM_RESTART_COUNT"
-srun python train_ddp.py --steps {steps} --step-time 0.02 --ckpt-every 20 --when-warned stop \\
+srun python train_ddp.py --steps {steps} --step-time 0.05 --ckpt-every 20 --when-warned stop \\
      --final final-$SLURM_ARRAY_JOB_ID.pt
 """
 LINKS = 6
@@ -188,18 +187,15 @@ def test_a_chain_of_links_resumes_through_a_node_failure_and_ends_as_one_run(liv
     """``--array=1-6%1`` of one-minute links (issue 25, item 1): each link trains until its
     warning 20 s in, checkpoints and ends; the next link (a new job id) goes on from the run's
     folder, ``ckpt/<array id>``; a node lost in the middle of link 2 requeues that link, which
-    later resumes from the run's latest checkpoint (meanwhile ``%1`` lets link 3 run: the
-    throttle counts running tasks); the links after the end find the run finished and exit 0.
-    The run ends bit-identical to the uninterrupted reference."""
+    later resumes from the run's latest checkpoint (meanwhile minislurm's ``%1`` lets link 3
+    run: its throttle counts running tasks); the links after the end find the run finished and exit 0.
+    The run ends bit-identical to the uninterrupted reference.  Steps of 0.05 s: the 600 steps
+    sleep 30 s, more than a link's 20 s, however fast the machine."""
     live.reset()
     shutil.copy(EXAMPLE / "train_ddp.py", live.work / "train_ddp.py")
     out = live.run("sbatch", "--parsable", f"--array=1-{LINKS}%1", "-J", "chain", input=CHAIN.format(steps=STEPS))
     assert out.returncode == 0, out.stderr
     array = int(out.stdout.split(";")[0])
-
-    def tasks() -> list[dict]:
-        jobs = live.api.call("GET", "/jobs", query={"ids": str(array)})["jobs"]
-        return sorted((j for j in jobs if j["array_job_id"] == array), key=lambda j: j["array_task_id"])
 
     def log(task: int) -> str:
         path = live.work / f"chain-{array}_{task}.out"
@@ -207,15 +203,15 @@ def test_a_chain_of_links_resumes_through_a_node_failure_and_ends_as_one_run(liv
 
     read_when(live.work / f"chain-{array}_2.out",
               lambda t: "resuming at step" in t and "| step" in t.split("resuming at step", 1)[1], timeout=240)
-    second = tasks()[1]
+    second = live.array_tasks(array)[1]
     victim = expand(second["nodes"])[-1]
     live.c.kill_node(victim)
     until(lambda: live.job(second["job_id"])["restart_count"] == 1, 30, "link 2 to be requeued")
     live.c.start_node(victim)
-    until(lambda: len(tasks()) == LINKS and all(t["state"] in TERMINAL for t in tasks()), 480, "every link to end")
-    logs = {t["job_id"]: log(t["array_task_id"]) for t in tasks()}
-    assert [t["state"] for t in tasks()] == ["COMPLETED"] * LINKS, [text[-1500:] for text in logs.values()]
-    first = tasks()[0]["job_id"]
+    until(lambda: len(live.array_tasks(array)) == LINKS and all(t["state"] in TERMINAL for t in live.array_tasks(array)), 480, "every link to end")
+    logs = {t["job_id"]: log(t["array_task_id"]) for t in live.array_tasks(array)}
+    assert [t["state"] for t in live.array_tasks(array)] == ["COMPLETED"] * LINKS, [text[-1500:] for text in logs.values()]
+    first = live.array_tasks(array)[0]["job_id"]
     assert "starting at step 0 on 2 ranks (run %d)" % array in logs[first]
     assert "link %d stops; the next link goes on" % first in logs[first]
     assert [job for job, text in logs.items() if "starting at step 0" in text] == [first]  # one run, one start
