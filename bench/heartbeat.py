@@ -1,11 +1,14 @@
 """False node failures under load: a 256 x 8 cluster runs lab 08b's full-size job (240 nodes,
-each task forking ``sleep`` ten times a second) while CPU burners hold the load average near
+one task each, a step every tenth of a second) while CPU burners hold the load average near
 the target; nothing crashes, so every node the controller sets DOWN is a false failure.  At the
 end one agent process is killed with SIGKILL and the time until its nodes are DOWN is taken
 (the promise: within SlurmdTimeout + 2 s).
 
-    python bench/heartbeat.py --minutes 10 --burners 0              # lab 08b's job as written
-    python bench/heartbeat.py --minutes 10 --burners 0 --step 1.0   # a tenth of its forks
+    python bench/heartbeat.py --minutes 10 --burners 6       # the target: lab 08b's job at a load of 8
+    python bench/heartbeat.py --minutes 3 --burners 0 --fork # its tasks starting `sleep` every step
+
+``--fork`` runs the job as lab 08b first wrote it, each step a `sleep` process (2,400 a second
+over the 240 tasks); it now waits with bash's `read -t`, as a training step starts no process.
 
 Prints one JSON object on its last line: false DOWN events (from the controller's log) while
 the job runs, and apart those before it ran (agents slow to register at start),
@@ -46,9 +49,8 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--minutes", type=float, default=10.0)
     p.add_argument("--burners", type=int, default=6, help="CPU-bound processes beside the job")
     p.add_argument("--nodes", type=int, default=256)
-    p.add_argument("--step", type=float, default=0.1,
-                   help="seconds each task sleeps between steps (lab 08b: 0.1, ten forks a second per task; "
-                        "more forks less, for a controlled load)")
+    p.add_argument("--step", type=float, default=0.1, help="seconds a step takes (lab 08b: 0.1)")
+    p.add_argument("--fork", action="store_true", help="each step a `sleep` process, as the job first was")
     args = p.parse_args(argv)
     root = Path(tempfile.mkdtemp(prefix="minislurm-heartbeat-"))
     c = LocalCluster(nodes=args.nodes, gpus_per_node=8, cpus_per_node=32, mem=256_000, dir=root / "cluster")
@@ -59,7 +61,9 @@ def main(argv: list[str] | None = None) -> dict:
         (work / "ckpt").mkdir(exist_ok=True)
         steps = int(args.minutes * 60 * 10) + 600  # outlasts the measurement
         steps = int(steps * 0.1 / args.step) + 60
-        script = TRAIN_SCRIPT.format(steps=steps, ckpt=50).replace("sleep 0.1;", f"sleep {args.step};")
+        wait = f"sleep {args.step}" if args.fork else f"read -t {args.step} -u 3"
+        script = TRAIN_SCRIPT.format(steps=steps, ckpt=50).replace("read -t 0.1 -u 3", wait)
+        assert wait in script
         (work / "frontier.sbatch").write_text(script)
         r = c.run("sbatch", f"-N{args.nodes - 16}", "frontier.sbatch", cwd=str(work), check=True)
         job = int(r.stdout.split()[-1])
@@ -68,7 +72,8 @@ def main(argv: list[str] | None = None) -> dict:
         while api.call("GET", f"/jobs/{job}")["state"] != "RUNNING":
             assert time.time() < deadline, "the job did not start"
             time.sleep(0.5)
-        running_at = time.strftime("%Y-%m-%d %H:%M:%S")  # the log's stamps: DOWN before this was at start
+        seen = time.time()  # as the log stamps it: DOWN before this was at start
+        running_at = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seen)) + f",{int(seen % 1 * 1000):03d}"
         burners = [_burn() for _ in range(args.burners)]
         loads, starred = [], 0
         end = time.time() + args.minutes * 60
@@ -77,7 +82,7 @@ def main(argv: list[str] | None = None) -> dict:
             loads.append(os.getloadavg()[0])
             starred += sum(1 for n in _nodes(api) if "NOT_RESPONDING" in n["flags"])
         log = (c.dir / "log" / "slurmctld.log").read_text()
-        downs = [(line[1:20], len(expand(m.group(1)))) for line in log.splitlines() if (m := DOWN_LINE.search(line))]
+        downs = [(line[1:24], len(expand(m.group(1)))) for line in log.splitlines() if (m := DOWN_LINE.search(line))]
         false_down = sum(n for at, n in downs if at >= running_at)
         down_at_start = sum(n for at, n in downs if at < running_at)
         state = api.call("GET", f"/jobs/{job}")
@@ -96,6 +101,7 @@ def main(argv: list[str] | None = None) -> dict:
                       for line in after), default=None)
         timeout = float(str(api.call("GET", "/config")["config"]["SlurmdTimeout"]).split()[0])
         figures = {"nodes": args.nodes, "minutes": args.minutes, "burners": args.burners, "step_s": args.step,
+                   "fork": args.fork,
                    "load_median": round(statistics.median(loads), 1), "load_max": round(max(loads), 1),
                    "false_down": false_down, "false_down_before_the_job_ran": down_at_start, "not_responding_node_seconds": starred,
                    "job_state": state["state"], "job_restarts": state["restart_count"],

@@ -38,8 +38,3 @@ class Agent:
         self.cpu_load: float | None = None  # its machine's load and MB free, as last reported
         self.free_mem: int | None = None
         self.reason_set: tuple[str, float] | None = None  # who set the node's reason, and when
-
-    def ping_target(self, name: str) -> tuple[str | None, str]:
-        """Where to ping node ``name``: its process's heartbeat port (minislurm.slurmd.heartbeat),
-        else the node's own."""
-        return (self.heartbeat, f"/ping/{name}") if self.heartbeat else (self.addr, "/ping")

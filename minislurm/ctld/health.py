@@ -67,22 +67,35 @@ async def overdue(ctl: "Controller", checked: list[float]) -> None:
             agent.last_response += deaf
     if not timeout:
         return
-    for name, agent in ctl.agents.items():
-        if not ctl.state.nodes.down[ctl.state.nodes.index[name]] and now - agent.last_response >= timeout:
-            await silent(ctl, name, now)
+    nodes = ctl.state.nodes
+    await asyncio.gather(*(silent(ctl, name, now) for name, agent in ctl.agents.items()
+                           if not nodes.down[nodes.index[name]] and now - agent.last_response >= timeout))
 
 
 async def ping_all(ctl: "Controller") -> None:
-    """Ping every node at once; each answer (or its absence) is taken as it comes, so a node
-    that does not answer delays no other node's."""
-    async def ping(name: str) -> None:
-        addr, path = ctl.agents[name].ping_target(name)
-        reply = await ctl.rpc.call(addr, path, timeout=ping_interval(ctl)) if addr else None
-        if reply is not None:
-            await responded(ctl, name, reply)
-        else:
-            await silent(ctl, name, ctl.clock())
-    await asyncio.gather(*(ping(name) for name in ctl.agents))
+    """Ping every node at once: one request to each heartbeat process, which answers for all
+    the nodes its agent hosts, and one to each node that has none.  Each answer (or its absence)
+    is taken as it comes, so a process that does not answer delays no other's nodes."""
+    hosted: dict[str, list[str]] = {}
+    for name, agent in ctl.agents.items():
+        hosted.setdefault(agent.heartbeat, []).append(name)
+    timeout = ping_interval(ctl)
+
+    async def ping_heartbeat(addr: str, names: list[str]) -> None:
+        reply = await ctl.rpc.call(addr, "/ping", timeout=timeout)
+        answers = reply.get("nodes") if isinstance(reply, dict) else None
+        answers = answers if isinstance(answers, dict) else {}
+        now = ctl.clock()  # a node it no longer serves is absent, as a closed port would be
+        await asyncio.gather(*(responded(ctl, name, answers[name]) if isinstance(answers.get(name), dict)
+                               else silent(ctl, name, now) for name in names))
+
+    async def ping_node(name: str) -> None:
+        addr = ctl.agents[name].addr
+        reply = await ctl.rpc.call(addr, "/ping", timeout=timeout) if addr else None
+        await (responded(ctl, name, reply) if reply is not None else silent(ctl, name, ctl.clock()))
+
+    await asyncio.gather(*(ping_heartbeat(addr, names) for addr, names in hosted.items() if addr),
+                         *(ping_node(name) for name in hosted.get(None, [])))
 
 
 async def silent(ctl: "Controller", name: str, now: float) -> None:

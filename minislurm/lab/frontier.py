@@ -33,6 +33,9 @@ DAY = 86400.0
 
 # Each task counts to STEPS, a step every tenth of a second, and writes its step to its own
 # checkpoint file every CKPT steps; started again (a requeued run), it goes on from there.
+# A step waits with bash's own `read -t` on a pipe nothing writes to, not with `sleep`: 240
+# tasks starting a `sleep` process ten times a second (2,400 a second) would load a 2-core
+# machine far past anything a real training job does to the node it runs on.
 TRAIN_SCRIPT = """#!/bin/bash
 #SBATCH --job-name=frontier
 #SBATCH --requeue
@@ -44,8 +47,9 @@ mkdir -p ckpt
 srun bash -c '
   ckpt=ckpt/task$SLURM_PROCID; step=$(cat $ckpt 2>/dev/null || echo 0)
   [ $SLURM_PROCID = 0 ] && echo "task 0 starts at step $step"
+  exec 3<> <(:)  # the pipe for read -t to wait on
   while [ $step -lt {steps} ]; do
-    sleep 0.1; step=$((step + 1))
+    read -t 0.1 -u 3; step=$((step + 1))
     [ $((step % {ckpt})) = 0 ] && echo $step > $ckpt.tmp && mv $ckpt.tmp $ckpt
   done
   [ $SLURM_PROCID = 0 ] && echo "task 0 done at step $step"; true'

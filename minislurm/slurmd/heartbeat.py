@@ -6,8 +6,10 @@ input, reading /proc for their usage): on a loaded machine that queue can be sec
 a node whose answer comes after SlurmdTimeout is set DOWN though nothing failed.  A thread is
 not enough: it needs the interpreter lock, which the busy loop holds.  So each agent process
 starts one heartbeat process (``python -m minislurm.slurmd.heartbeat BIND``), which shares no
-lock with it, listens on a port of its own (``GET /ping/NODE``, the controller's token alone,
-as the node's own ``/ping``) and answers for every node its agent hosts.
+lock with it, listens on a port of its own (the controller's token alone, as the node's own
+``/ping``) and answers for every node its agent hosts: ``GET /ping`` for all of them in one
+answer (the controller's ping round makes one request per agent process, not one per node, so
+a machine of 256 virtual nodes costs it a few requests a round), ``GET /ping/NODE`` for one.
 
 What it answers with comes from the agent's loop: every :data:`BEAT` seconds the loop writes,
 down a pipe, each node it serves and that node's ping answer (the jobs it runs, the ends it has
@@ -174,6 +176,15 @@ class Answers:
             return 200, {"busy": round(age, 1)}
         return 503, {"error": f"the agent's loop has not run for {age:.0f} s"}
 
+    def answer_all(self) -> tuple[int, dict]:
+        """(HTTP status, body) of a ping of every node served: ``{"nodes": {NODE: answer}}``."""
+        if not self.nodes:
+            return 404, {"error": "no node is served here"}
+        first = self.answer(next(iter(self.nodes)))
+        if first[0] != 200:  # one loop beats for all its nodes: wedged for one, wedged for all
+            return first
+        return 200, {"nodes": {node: self.answer(node)[1] for node in self.nodes}}
+
 
 async def serve(bind: str, key: bytes, wedged: float) -> None:
     from aiohttp import web
@@ -185,16 +196,25 @@ async def serve(bind: str, key: bytes, wedged: float) -> None:
     reader = asyncio.StreamReader(limit=1 << 24)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
 
-    async def ping(request: web.Request) -> web.Response:
+    def controller_only(request: web.Request) -> None:
         try:
             if not signer.verify(request.headers.get("Authorization", "").removeprefix("Bearer ")).get("ctld"):
                 raise AuthError("not the controller")
         except AuthError as exc:
             raise web.HTTPUnauthorized(text=json.dumps({"error": str(exc)}), content_type="application/json")
+
+    async def ping_all(request: web.Request) -> web.Response:
+        controller_only(request)
+        status, body = answers.answer_all()
+        return web.json_response(body, status=status)
+
+    async def ping(request: web.Request) -> web.Response:
+        controller_only(request)
         status, body = answers.answer(request.match_info["node"])
         return web.json_response(body, status=status)
 
     app = web.Application()
+    app.router.add_get("/ping", ping_all)
     app.router.add_get("/ping/{node}", ping)
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
     await runner.setup()

@@ -1,8 +1,11 @@
 """Scenario 1's helpers (minislurm.lab.frontier): the job MTBF it lets a reader measure, the
 chain it plans, and a reservation the simulator honours from the moment its window opens."""
 
+import subprocess
+import time
+
 from minislurm.core.options import parse_options
-from minislurm.lab.frontier import chain_plan, measure_job_mtbf, reservation_replay
+from minislurm.lab.frontier import TRAIN_SCRIPT, chain_plan, measure_job_mtbf, reservation_replay
 
 
 def test_a_jobs_mtbf_is_the_nodes_divided_by_its_node_count():
@@ -22,3 +25,19 @@ def test_the_reserved_job_starts_when_the_window_opens_and_backfill_fills_the_no
     r = reservation_replay(nodes=24, job_nodes=20, weeks=0.5, window_starts_h=12, background=150, evaluations=60)
     assert (r.start_h, r.end_h) == r.window_h  # no pass was due then: the window's opening is one
     assert r.background_done_before_window > 0 and 0 < r.busy_before_window <= 1
+
+
+def test_the_training_task_waits_a_tenth_of_a_second_a_step_and_resumes_from_its_checkpoint(tmp_path):
+    """The task the frontier job runs on every node, run by bash alone: it waits out each step
+    (``read -t`` on its pipe, no process started), checkpoints, and a second start goes on."""
+    task = TRAIN_SCRIPT.format(steps=12, ckpt=5).split("srun bash -c '", 1)[1].rsplit("'", 1)[0]
+    (tmp_path / "ckpt").mkdir()
+    env = {"PATH": "/usr/bin:/bin", "SLURM_PROCID": "0"}
+    started = time.monotonic()
+    first = subprocess.run(["bash", "-c", task], cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
+    took = time.monotonic() - started
+    again = subprocess.run(["bash", "-c", task], cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
+    assert first.stdout.splitlines() == ["task 0 starts at step 0", "task 0 done at step 12"]
+    assert took >= 1.1, f"12 steps took {took:.2f} s: the step did not wait"
+    assert (tmp_path / "ckpt" / "task0").read_text().strip() == "10"
+    assert again.stdout.splitlines() == ["task 0 starts at step 10", "task 0 done at step 12"]

@@ -102,18 +102,24 @@ def test_pings_are_answered_while_the_agents_loop_is_held_up(tmp_path):
             others = await asyncio.to_thread(lambda: [
                 _get(f"http://127.0.0.1:{port}/ping/gpu02", node)[0],  # a node's token is not the controller's
                 _get(f"http://127.0.0.1:{port}/ping/gpu99", ctld)[0]])  # no such node here
+            every = await asyncio.to_thread(_get, f"http://127.0.0.1:{port}/ping", ctld)
             await host.crash("gpu02")  # a crashed node answers nothing
             crashed = await asyncio.to_thread(_get, f"http://127.0.0.1:{port}/ping/gpu02", ctld)
-            return answer, others, crashed[0]
+            left = await asyncio.to_thread(_until, lambda: (a := _get(f"http://127.0.0.1:{port}/ping", ctld))
+                                           and "gpu02" not in a[1].get("nodes", {"gpu02": 0}) and a)
+            return answer, others, crashed[0], every, left
         finally:
             await host.stop()
 
-    (status, body, took), others, crashed = asyncio.run(main())
+    (status, body, took), others, crashed, every, left = asyncio.run(main())
     readings = {k: body.pop(k) for k in ("cpu_load", "free_mem") if k in body}  # the host's, for show node
     assert status == 200 and body in ({"jobs": [], "finished": []}, {"busy": body.get("busy")})
     assert "busy" in body or set(readings) == {"cpu_load", "free_mem"}
     assert took < 1.0, f"the ping took {took:.2f} s"  # before: pings came to the node port this loop serves
     assert others == [401, 404] and crashed == 404
+    # One ping answers for every node the process hosts (one request a round, not one a node).
+    assert every[0] == 200 and set(every[1]["nodes"]) == {"gpu01", "gpu02"}
+    assert left[0] == 200 and set(left[1]["nodes"]) == {"gpu01"}
 
 
 def test_a_stopped_agent_is_busy_then_wedged(tmp_path):
@@ -128,6 +134,7 @@ def test_a_stopped_agent_is_busy_then_wedged(tmp_path):
         os.kill(proc.pid, signal.SIGSTOP)
         busy = _until(lambda: (a := _get(url, ctld))[0] == 200 and "busy" in a[1] and a)
         wedged = _until(lambda: (a := _get(url, ctld))[0] == 503 and a)
+        wedged_all = _get(f"http://127.0.0.1:{port}/ping", ctld)
         os.kill(proc.pid, signal.SIGCONT)
         again = _until(lambda: (a := _get(url, ctld))[0] == 200 and "jobs" in a[1] and a)
     finally:
@@ -138,6 +145,7 @@ def test_a_stopped_agent_is_busy_then_wedged(tmp_path):
         assert answer.pop("cpu_load") >= 0 and answer.pop("free_mem") > 0
     assert fresh[1] == again[1] == {"jobs": [], "finished": []}
     assert busy[1]["busy"] >= heartbeat.FRESH and "has not run" in wedged[1]["error"]
+    assert wedged_all[0] == 503  # one loop for all its nodes: none of them answers
 
 
 def test_the_heartbeat_dies_with_its_agent(tmp_path):
