@@ -203,18 +203,19 @@ def own_address() -> str:
 def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool, unbuffered: bool = False,
              gpus_per_task: int | None, quit_on_intr: bool = False, usage: dict | None = None,
              stdin: Input = NOTHING, pty: tuple[int, int] | None = None, streams: dict | None = None,
-             files: dict | None = None) -> int:
+             files: dict | None = None, task_scripts: dict | None = None) -> int:
     """Start the step's tasks on all its nodes and relay until they end; returns srun's exit code.
     ``usage`` gets what the tasks used, as the nodes report it: CPU added up, the largest memory.
     ``stdin`` is what srun forwards, and to which tasks (see :mod:`.stepinput`); ``pty`` (rows,
     columns) runs task 0 on a pseudo-terminal of that size.  ``streams`` may send the output
     elsewhere (``out``, ``err``, ``only``: see :class:`Relay`); ``files`` are the per-task file names the agents open
-    (``output_file``, ``error_file``, ``input_file``: see :mod:`minislurm.slurmd.tasks`)."""
+    (``output_file``, ``error_file``, ``input_file``: see :mod:`minislurm.slurmd.tasks`);
+    ``task_scripts`` the programs each task runs before and after (``task_prolog``, ``task_epilog``)."""
     relay = Relay(label, whole_lines=not unbuffered and pty is None, **(streams or {}))
     # Who runs it, which tasks and which GPUs: the agents take these from the credential alone.
     body = {"credential": step["credential"], "job": step["job"], "argv": argv, "environment": env, "cwd": cwd,
             "gpus_per_task": gpus_per_task, "launcher": [own_address(), 0], "input": stdin.takes,
-            "pty": pty is not None, "winsize": list(pty or ()), **(files or {})}
+            "pty": pty is not None, "winsize": list(pty or ()), **(files or {}), **(task_scripts or {})}
     body["tree_width"] = step.get("tree_width", 50)
     for span in tree_spans(step["nodes"], body["tree_width"]):
         threading.Thread(target=_launch_span, args=(span, step["addrs"][span[0]], body, relay.events),

@@ -10,7 +10,7 @@ import time
 
 from minislurm.cli.jobhelp import early_answer
 from minislurm.client import Client, ClientError, conf_path, umask_text
-from minislurm.core import errors
+from minislurm.core import errors, rlimits
 from minislurm.core.cluster import MAX_SCRIPT_SIZE
 from minislurm.core.directives import build_spec, default_job_name, wrap_script
 from minislurm.core.hostlist import compress
@@ -60,6 +60,7 @@ def request_for(spec, script: str, rest: list[str], path: str | None) -> dict:
     for k in ("SLURM_JWT",):
         env.pop(k, None)
     env.setdefault("SLURM_UMASK", umask_text())
+    env.update(rlimits.submit_env(spec.extra.get("propagate")))  # checked in main
     work_dir = os.path.abspath(spec.chdir) if spec.chdir else os.getcwd()
     return {
         "spec": spec_to_dict(spec), "script": script, "argv": rest[1:] if path else [],
@@ -83,6 +84,11 @@ def main(argv: list[str]) -> int:
     except OptionError as exc:
         print(exc.text, file=sys.stderr)
         return exc.exit_code
+    try:
+        rlimits.chosen(spec.extra.get("propagate"))
+    except ValueError as exc:
+        print(f"sbatch: error: {exc}", file=sys.stderr)
+        return 1
     for name in ("uid", "gid"):  # sbatch's own check; the controller checks the token's user too
         if name in spec.extra and os.getuid() != 0:
             print(f"sbatch: error: --{name} only permitted by root user", file=sys.stderr)

@@ -26,6 +26,7 @@ from minislurm.cli.allocation import allocate, call_until_heard, existing_alloca
 from minislurm.cli.launch import run_step
 from minislurm.cli.stepinput import input_source, pty_refused, window_size
 from minislurm.client import Client, ClientError, umask_text
+from minislurm.core import rlimits
 from minislurm.core.options import combine, env_options, exported, parse_options, refuse_hetjob
 from minislurm.core.optvalues import OptionError
 from minislurm.core.patterns import expand_pattern, step_io
@@ -45,6 +46,11 @@ def main(argv: list[str]) -> int:
         return exc.exit_code
     if not rest:
         print("srun: fatal: No command given to execute.", file=sys.stderr)
+        return 1
+    try:
+        limits = rlimits.submit_env(spec.extra.get("propagate"))
+    except ValueError as exc:
+        print(f"srun: error: {exc}", file=sys.stderr)
         return 1
     try:
         stdin = input_source(spec.input)
@@ -82,6 +88,7 @@ def main(argv: list[str]) -> int:
         return 1
     env = exported(os.environ, spec.export)  # what the tasks get of srun's environment
     env.setdefault("SLURM_UMASK", umask_text())
+    env.update(limits)
     if pty:
         env.update(SLURM_PTY_WIN_ROW=str(pty[0]), SLURM_PTY_WIN_COL=str(pty[1]))
     cwd = os.path.abspath(spec.chdir) if spec.chdir else os.getcwd()
@@ -105,7 +112,7 @@ def main(argv: list[str]) -> int:
             code = run_step(step, rest, env, cwd, label="label" in spec.extra,
                             unbuffered="unbuffered" in spec.extra, gpus_per_task=gpt,
                             quit_on_intr="quit-on-interrupt" in spec.extra, usage=used, stdin=stdin, pty=pty,
-                            streams=streams, files=files)
+                            streams=streams, files=files, task_scripts=task_scripts(spec, cwd))
         finally:
             for f in opened:
                 f.close()
@@ -115,6 +122,13 @@ def main(argv: list[str]) -> int:
     if own_allocation:
         release(client, own_allocation, code)
     return code
+
+
+def task_scripts(spec, cwd: str) -> dict:
+    """``--task-prolog``/``--task-epilog`` (or SLURM_TASK_PROLOG/EPILOG), for every task on the
+    nodes; a relative name is taken from srun's working directory."""
+    return {f"task_{kind}": os.path.join(cwd, spec.extra[f"task-{kind}"])
+            for kind in ("prolog", "epilog") if spec.extra.get(f"task-{kind}")}
 
 
 class Unopened(Exception):

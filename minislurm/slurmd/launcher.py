@@ -11,11 +11,14 @@ It runs as ``python -I -S -c <this file's text>``: no package needs to be reacha
 user, nothing from the job's environment (PYTHONPATH, ...) changes what it does, and it starts
 in milliseconds because it imports only modules built into the interpreter.
 
-Arguments: ``cwd stdin stdout stderr open_mode report_fd ctty command...``, an empty string for
-"not given".  ``report_fd`` is a SOCK_SEQPACKET socket to the agent, which gets one message:
+Arguments: ``cwd stdin stdout stderr open_mode report_fd ctty prolog command...``, an empty string
+for "not given".  ``report_fd`` is a SOCK_SEQPACKET socket to the agent, which gets one message:
 ``ok`` with the job's stderr attached (for slurmstepd's "CANCELLED" lines, written to the same
 open file at the same offset), or ``error:<text>`` when a file could not be opened.  ``ctty``
 (``srun --pty``): the terminal on stdin becomes the controlling terminal of the task's session.
+``prolog`` (``srun --task-prolog``) runs first and may change the task's environment; the
+submit host's resource limits (``SLURM_RLIMIT_*``, see :mod:`minislurm.core.rlimits`) are set
+last, just before the exec, as slurmstepd does.
 """
 
 import os
@@ -86,6 +89,58 @@ def change_dir(cwd):
             os._exit(1)
 
 
+def task_prolog(path, env):
+    """Run ``srun --task-prolog`` as the task would run (its user, folder and environment, with
+    ``SLURM_SCRIPT_CONTEXT=prolog_task``) and apply what it prints: ``export NAME=value`` sets a
+    variable of the task, ``unset NAME`` removes one, ``print TEXT`` writes TEXT to the task's
+    stdout; other lines are ignored.  Returns its exit status (1 if it could not run or was
+    killed); the task does not start unless it is 0, and exits with it."""
+    import subprocess
+    env["SLURM_SCRIPT_CONTEXT"] = "prolog_task"
+    try:
+        done = subprocess.run([path], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
+    except OSError:
+        return 1
+    if done.returncode < 0:
+        return 1
+    for line in done.stdout.decode("utf-8", "replace").splitlines():
+        word, _, rest = line.partition(" ")
+        if word == "print" and _:
+            os.write(1, (rest.lstrip() + "\n").encode())
+        elif word == "export" and "=" in rest:
+            name, _, value = rest.lstrip().partition("=")
+            env[name.rstrip()] = value
+        elif word == "unset" and rest.strip():
+            env.pop(rest.strip(), None)
+    return done.returncode
+
+
+def set_limits(env):
+    """The submit host's soft limits, each ``SLURM_RLIMIT_<NAME>`` taken out of the environment.
+    A soft limit above the hard one raises the hard one too, which only root may do; a limit
+    that cannot be set is reported only when the user asked for it (``U``, ``--propagate``)."""
+    import resource
+    for key in [k for k in env if k.startswith("SLURM_RLIMIT_")]:
+        value = env.pop(key)
+        asked = value.startswith("U")
+        number = value[1:] if asked else value
+        which = getattr(resource, "RLIMIT_" + key[len("SLURM_RLIMIT_"):], None)
+        if which is None or not number.isdigit():
+            continue
+        soft = int(number) if int(number) < 2 ** 63 else resource.RLIM_INFINITY
+        current, hard = resource.getrlimit(which)
+        if soft == current:
+            continue
+        above = hard != resource.RLIM_INFINITY and (soft == resource.RLIM_INFINITY or soft > hard)
+        try:
+            resource.setrlimit(which, (soft, soft if above else hard))
+        except (ValueError, OSError):
+            if asked:
+                shown = "'unlimited'" if soft == resource.RLIM_INFINITY else str(soft)
+                stepd_error(f"Can't propagate {key[len('SLURM_'):]} of {shown} from submit host: "
+                            "Operation not permitted")
+
+
 def execute(argv, env):
     """exec as execvp(3) would (PATH search, /bin/sh for a file without #!), or Slurm's
     ``execve(): <name>: <reason>`` and the errno as exit code."""
@@ -114,7 +169,7 @@ def execute(argv, env):
 
 
 def main(args):
-    cwd, stdin, stdout, stderr, mode, report_fd, ctty, *command = args
+    cwd, stdin, stdout, stderr, mode, report_fd, ctty, prolog, *command = args
     if ctty:
         take_terminal()
     # The submitter's umask.  A batch script (a report without a step- mode) does not see the
@@ -136,7 +191,13 @@ def main(args):
         report(int(report_fd), "ok", attach=2)
     change_dir(cwd)
     os.environ["SLURM_TASK_PID"] = str(os.getpid())
-    execute(command, dict(os.environ))
+    env = dict(os.environ)
+    if prolog:
+        status = task_prolog(prolog, env)
+        if status:
+            os._exit(status)
+    set_limits(env)
+    execute(command, env)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from minislurm.core import rlimits
+
 LAUNCHER = (Path(__file__).parent / "launcher.py").read_text()
 # A step's task in the common case (its folder there, its command found on PATH) starts through
 # dash, a quarter of a Python's start-up: hundreds of tasks at once are a cost of their own.  It
@@ -32,7 +34,7 @@ restore() {  # $1: the variable, $2: "-value" or "" (unset)
   case $2 in -*) eval "$1=\${2#-}; export $1" ;; *) unset "$1" ;; esac
 }
 restore PWD "$pwd_given"; restore OLDPWD "$oldpwd_given"
-handover() { exec "$py" -I -S -c "$text" "$cwd" "" "" "" "" "" "" "$@"; }
+handover() { exec "$py" -I -S -c "$text" "$cwd" "" "" "" "" "" "" "" "$@"; }
 cd -P -- "$cwd" 2>/dev/null || handover "$@"
 case $1 in
   */*) [ -f "$1" ] && [ -x "$1" ] || handover "$@" ;;
@@ -146,12 +148,13 @@ class Started:
 
 async def spawn(argv: list[str], env: dict[str, str], cwd: str, who: Identity, *, stdio: Stdio | None = None,
                 stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-                stderr=asyncio.subprocess.DEVNULL, terminal: int | None = None) -> Started:
+                stderr=asyncio.subprocess.DEVNULL, terminal: int | None = None, prolog: str = "") -> Started:
     """Start ``argv`` through the launcher, in a new session, as ``who``.  With ``stdio`` the
     launcher opens the files and this waits for its word (at most REPORT_TIMEOUT seconds).
     ``terminal``, the slave of a pseudo-terminal (``srun --pty``), becomes its stdin, stdout,
-    stderr and controlling terminal.  No descriptor of the agent's (its log, ...) reaches the
-    user's process."""
+    stderr and controlling terminal.  ``prolog`` (``srun --task-prolog``) and resource limits
+    to set (``SLURM_RLIMIT_*`` in ``env``) are the launcher's work too.  No descriptor of the
+    agent's (its log, ...) reaches the user's process."""
     kw = {}
     if who.uid is not None and not _already(who):
         kw.update(user=who.uid, group=who.gid, extra_groups=who.groups)
@@ -162,10 +165,11 @@ async def spawn(argv: list[str], env: dict[str, str], cwd: str, who: Identity, *
         files = [stdio.stdin or "", stdio.stdout, stdio.stderr, stdio.open_mode, str(theirs.fileno())]
     else:
         files = ["", "", "", "", ""]
-    files.append("ctty" if terminal is not None else "")
+    files += ["ctty" if terminal is not None else "", prolog]
     if terminal is not None:
         stdin = stdout = stderr = terminal
-    if stdio is None and terminal is None and task_shell():
+    launcher_work = stdio is not None or terminal is not None or prolog or any(k.startswith(rlimits.PREFIX) for k in env)
+    if not launcher_work and task_shell():
         given = [f"-{env[k]}" if k in env else "" for k in ("PWD", "OLDPWD")]
         start = [task_shell(), "-c", TASK_SHELL, cwd, launcher_python(), LAUNCHER, *given, *argv]
     else:

@@ -59,11 +59,13 @@ class StepInput:
 class Wiring:
     """How srun asks for this step's tasks to be wired: which tasks read its stdin (``all``,
     ``none`` or one task id; ``none`` for a client that does not say, as before srun sent
-    input), and whether task 0 runs on a pseudo-terminal of ``rows`` x ``cols``."""
+    input), whether task 0 runs on a pseudo-terminal of ``rows`` x ``cols``, and the program
+    each task runs first (``srun --task-prolog``)."""
     takes: str | int = "none"
     pty: bool = False
     rows: int = 0
     cols: int = 0
+    prolog: str = ""
 
     @classmethod
     def of(cls, body: dict) -> "Wiring":
@@ -72,7 +74,11 @@ class Wiring:
             raise ValueError(f"input must be all, none or a task id, not {takes!r}")
         size = body.get("winsize") or [0, 0]
         rows, cols = (int(v) for v in size) if len(size) == 2 else (0, 0)
-        return cls(takes, bool(body.get("pty")), rows if 0 < rows < 65536 else 0, cols if 0 < cols < 65536 else 0)
+        prolog = body.get("task_prolog") or ""
+        if not isinstance(prolog, str):
+            raise ValueError("task_prolog must be a file name")
+        return cls(takes, bool(body.get("pty")), rows if 0 < rows < 65536 else 0, cols if 0 < cols < 65536 else 0,
+                   prolog)
 
     def any_input(self, tasks: list[int]) -> bool:
         """Whether some of ``tasks`` (this node's) read srun's stdin."""
@@ -90,7 +96,7 @@ class Wiring:
         if self.pty and task == 0:
             master, slave = open_pty(who, self.rows, self.cols)
             try:
-                proc = (await spawn(argv, env, cwd, who, terminal=slave)).proc
+                proc = (await spawn(argv, env, cwd, who, terminal=slave, prolog=self.prolog)).proc
             except BaseException:
                 os.close(master)
                 raise
@@ -100,15 +106,17 @@ class Wiring:
             step_input.writers.append(writer)
             return proc, {"o": reader}, None
         if self.pty:
-            return (await spawn(argv, env, cwd, who)).proc, {}, None
+            return (await spawn(argv, env, cwd, who, prolog=self.prolog)).proc, {}, None
         reads = (self.takes == "all" or self.takes == task) and not (files and files.stdin)
         if files is None or not (files.stdin or files.stdout or files.stderr):
-            proc = (await spawn(argv, env, cwd, who, stdin=pipe if reads else null, stdout=pipe, stderr=pipe)).proc
+            proc = (await spawn(argv, env, cwd, who, stdin=pipe if reads else null, stdout=pipe, stderr=pipe,
+                                prolog=self.prolog)).proc
             if reads:
                 step_input.writers.append(proc.stdin)
             return proc, {"o": proc.stdout, "e": proc.stderr}, None
         started = await spawn(argv, env, cwd, who, stdio=files, stdin=pipe if reads else null,
-                              stdout=null if files.stdout else pipe, stderr=null if files.stderr else pipe)
+                              stdout=null if files.stdout else pipe, stderr=null if files.stderr else pipe,
+                              prolog=self.prolog)
         if started.stderr_fd is not None:
             os.close(started.stderr_fd)  # only a batch script's is kept (for slurmstepd's lines)
         proc = started.proc

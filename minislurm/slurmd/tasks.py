@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import functools
 import json
 from typing import TYPE_CHECKING, Awaitable, Callable
 
@@ -34,11 +35,12 @@ import aiohttp
 from aiohttp import web
 
 from minislurm.common.auth import AuthError
+from minislurm.core import rlimits
 from minislurm.core.layout import tree_spans
 from minislurm.slurmd import env as slurm_env
 from minislurm.slurmd.proc import ProcessSet
 from minislurm.core.patterns import expand_pattern
-from minislurm.slurmd.spawn import Stdio, identity_for
+from minislurm.slurmd.spawn import Stdio, identity_for, spawn
 from minislurm.slurmd.stdin import StepInput, Wiring
 from minislurm.slurmd.usage import Meter
 
@@ -60,14 +62,35 @@ async def _pump(stream: asyncio.StreamReader, task: int, key: str, queue: asynci
             return
 
 
+EPILOG_WAIT = 5.0  # seconds a task epilog may run before it is killed (slurmstepd's bound)
+
+
 async def _task(proc, task: int, outputs: dict[str, asyncio.StreamReader], queue: asyncio.Queue,
-                meter: Meter) -> None:
-    """Relay the task's output (``o``, ``e``: none when it goes to /dev/null), then its exit."""
+                meter: Meter, epilog: Callable[[], Awaitable[None]] | None = None) -> None:
+    """Relay the task's output (``o``, ``e``: none when it goes to /dev/null), then its exit,
+    after its epilog has run (srun hears of the exit only then)."""
     await asyncio.gather(*(_pump(stream, task, key, queue) for key, stream in outputs.items()))
     meter.take(search=False)  # its output is closed: it is exiting, its CPU time (nearly) final
     rc = await proc.wait()
+    if epilog is not None:
+        await epilog()
     code, sig = (rc, 0) if rc >= 0 else (0, -rc)
     await queue.put({"t": task, "exit": code, "sig": sig})
+
+
+async def task_epilog(path: str, env: dict[str, str], cwd: str, who) -> None:
+    """``srun --task-epilog``: run as the task's user, in its folder, with its environment and
+    ``SLURM_SCRIPT_CONTEXT=epilog_task``, once the task has exited; its output is dropped and
+    after EPILOG_WAIT seconds it is killed.  What it does is the user's business: a failure
+    changes nothing of the task's."""
+    try:
+        started = await spawn([path], {**env, "SLURM_SCRIPT_CONTEXT": "epilog_task"}, cwd, who)
+    except OSError:
+        return
+    try:
+        await asyncio.wait_for(started.proc.wait(), EPILOG_WAIT)
+    except asyncio.TimeoutError:
+        await ProcessSet([started.proc]).stop(0)
 
 
 def step_of(claims: dict) -> dict:
@@ -123,6 +146,12 @@ def _admit(agent: "NodeAgent", body: dict) -> Callable[[Emit], Awaitable[None]]:
     if not argv:
         raise ValueError("no command to run")
     environment = {str(k): str(v) for k, v in body.get("environment", {}).items()}
+    # Only the limits a task would not inherit anyway: the others would cost every task the
+    # launcher's start instead of the shell's.
+    environment = {**rlimits.without_sent(environment), **rlimits.changes(environment)}
+    epilog = body.get("task_epilog") or ""
+    if not isinstance(epilog, str):
+        raise ValueError("task_epilog must be a file name")
     base = slurm_env.step_env(job, step, node, environment, conf=agent.conf,
                               launcher=tuple(body["launcher"]) if body.get("launcher") else None)
     cwd = str(body.get("cwd") or job["submit_dir"])
@@ -155,7 +184,8 @@ def _admit(agent: "NodeAgent", body: dict) -> Callable[[Emit], Awaitable[None]]:
                     await queue.put({"t": task, "e": f"slurmstepd-{node}: error: {failed}\n"})
                 procs.procs.append(proc)
                 local_job.roots.procs.append(proc)
-                waiters.append(asyncio.create_task(_task(proc, task, outputs, queue, meter)))
+                after = functools.partial(task_epilog, epilog, env, cwd, who) if epilog else None
+                waiters.append(asyncio.create_task(_task(proc, task, outputs, queue, meter, after)))
             await emit({"started": my_tasks, "node": node})
             remaining = len(waiters)
             while remaining:
