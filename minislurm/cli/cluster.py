@@ -6,6 +6,7 @@ Local (the default: processes of this machine) or, with ``--docker``, containers
 ``up`` on a folder that already holds a cluster resumes it (its slurm.conf, key, port and
 saved state; only daemons that are not running are started) and never writes a new key, so
 tokens handed out keep working; the shape flags may only repeat what the cluster has.
+``up --system`` also installs the cluster as the machine's Slurm (:mod:`minislurm.cluster.system`).
 """
 
 from __future__ import annotations
@@ -111,6 +112,26 @@ def _resume(args, folder: Path) -> int:
 def up(args) -> int:
     from minislurm.cluster.local import LocalCluster
     folder = Path(args.dir)
+    if args.system:
+        from minislurm.cluster import system
+        from minislurm.cluster.base import COMMANDS
+        folder = folder.absolute()
+        why = ["--system needs root (it writes /etc/slurm and /usr/local/bin)"] if os.geteuid() != 0 else \
+            system.conflicts(folder, COMMANDS)
+        if why:
+            print(f"minislurm cluster: error: {'; '.join(why)}", file=sys.stderr)
+            return 1
+        code = _up(args, folder)
+        if code == 0:
+            system.install(folder, COMMANDS, sys.executable)
+            print(f"This machine's Slurm is now this cluster: {system.ETC / 'slurm.conf'} and the commands in "
+                  f"{system.BIN} (every shell, no `minislurm env` needed); `cluster down` takes them back.")
+        return code
+    return _up(args, folder)
+
+
+def _up(args, folder: Path) -> int:
+    from minislurm.cluster.local import LocalCluster
     if LocalCluster.recorded(folder):
         return _resume(args, folder)
     if _running(folder):
@@ -153,6 +174,9 @@ def down(args) -> int:
         if _alive(pid, folder):
             stop_process(pid, alive=lambda pid=pid: _alive(pid))
     (folder / "pids").unlink(missing_ok=True)
+    if (folder / "system").exists():
+        from minislurm.cluster import system
+        system.remove(folder.absolute())
     if (folder / "netns").exists():
         from minislurm.cluster.netns import Network
         tag, *nodes = (folder / "netns").read_text().split()
@@ -220,6 +244,9 @@ def main(argv: list[str]) -> int:
                    help="virtual nodes: K nodes per agent process (default: 8 processes at most)")
     u.add_argument("--conf", help="a slurm.conf to use instead of the flags (local clusters)")
     u.add_argument("--netns", action="store_true", help="each agent in its own network namespace (root)")
+    u.add_argument("--system", action="store_true",
+                   help="install as this machine's Slurm: /etc/slurm/slurm.conf and the commands in /usr/local/bin "
+                        "(root; refused where a real Slurm is)")
     u.add_argument("--gpu", action="store_true", help="--docker: each node gets its own NVIDIA GPUs of this host")
     u.add_argument("--jupyter-port", type=int, help="--docker: JupyterLab on the login node, on this port of 127.0.0.1")
     down_p, status_p = sub.add_parser("down", help="stop everything"), sub.add_parser("status")
@@ -246,9 +273,9 @@ def main(argv: list[str]) -> int:
     if args.action in ("shell", "add-users"):
         return {"shell": dock.shell, "add-users": dock.add_users}[args.action](args)
     if getattr(args, "docker", False):
-        if args.action == "up" and (args.conf or args.netns):
-            return dock._fail("--conf and --netns are for local clusters (a docker cluster takes its shape from "
-                              "the flags)")
+        if args.action == "up" and (args.conf or args.netns or args.system):
+            return dock._fail("--conf, --netns and --system are for local clusters (a docker cluster takes its "
+                              "shape from the flags; its login node has /etc/slurm already)")
         shape = {key: default if getattr(args, key, None) is None else getattr(args, key) for key, default in SHAPE.items()}
         return {"up": lambda a: dock.up(a, shape), "down": dock.down, "status": dock.status}[args.action](args)
     if args.action == "up" and (args.gpu or args.jupyter_port):

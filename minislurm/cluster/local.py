@@ -109,14 +109,10 @@ class LocalCluster(Cluster):
             f.write(Signer(key).user_token(self.user, 365 * 86400) + "\n")
 
     def _write_shims(self) -> None:
+        from minislurm.cluster.system import shim_text
         for name in COMMANDS:
             shim = self.dir / "bin" / name
-            # A cluster's own commands find it however they are started (a tool may clear SLURM_*
-            # or give no environment at all); an explicit SLURM_CONF still wins.
-            shim.write_text(f"#!{sys.executable}\nimport os, sys\n"
-                            f"os.environ.setdefault('SLURM_CONF', {str(self.conf_path)!r})\n"
-                            f"from minislurm.cli.main import main\n"
-                            f"sys.exit(main([{name!r}, *sys.argv[1:]]))\n")
+            shim.write_text(shim_text(name, self.conf_path, sys.executable))
             shim.chmod(0o755)
 
     def env(self) -> dict[str, str]:
