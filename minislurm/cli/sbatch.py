@@ -84,10 +84,8 @@ def main(argv: list[str]) -> int:
     except OptionError as exc:
         print(exc.text, file=sys.stderr)
         return exc.exit_code
-    try:
-        rlimits.chosen(spec.extra.get("propagate"))
-    except ValueError as exc:
-        print(f"sbatch: error: {exc}", file=sys.stderr)
+    if refused := rlimits.refusal(spec.extra.get("propagate"), "sbatch"):
+        print(refused, file=sys.stderr)
         return 1
     for name in ("uid", "gid"):  # sbatch's own check; the controller checks the token's user too
         if name in spec.extra and os.getuid() != 0:

@@ -47,10 +47,8 @@ def main(argv: list[str]) -> int:
     if not rest:
         print("srun: fatal: No command given to execute.", file=sys.stderr)
         return 1
-    try:
-        limits = rlimits.submit_env(spec.extra.get("propagate"))
-    except ValueError as exc:
-        print(f"srun: error: {exc}", file=sys.stderr)
+    if refused := rlimits.refusal(spec.extra.get("propagate"), "srun"):
+        print(refused, file=sys.stderr)
         return 1
     try:
         stdin = input_source(spec.input)
@@ -88,7 +86,7 @@ def main(argv: list[str]) -> int:
         return 1
     env = exported(os.environ, spec.export)  # what the tasks get of srun's environment
     env.setdefault("SLURM_UMASK", umask_text())
-    env.update(limits)
+    env.update(rlimits.submit_env(spec.extra.get("propagate")))
     if pty:
         env.update(SLURM_PTY_WIN_ROW=str(pty[0]), SLURM_PTY_WIN_COL=str(pty[1]))
     cwd = os.path.abspath(spec.chdir) if spec.chdir else os.getcwd()
@@ -112,7 +110,7 @@ def main(argv: list[str]) -> int:
             code = run_step(step, rest, env, cwd, label="label" in spec.extra,
                             unbuffered="unbuffered" in spec.extra, gpus_per_task=gpt,
                             quit_on_intr="quit-on-interrupt" in spec.extra, usage=used, stdin=stdin, pty=pty,
-                            streams=streams, files=files, task_scripts=task_scripts(spec, cwd))
+                            streams=streams, files=files, task_scripts=task_scripts(spec))
         finally:
             for f in opened:
                 f.close()
@@ -124,11 +122,11 @@ def main(argv: list[str]) -> int:
     return code
 
 
-def task_scripts(spec, cwd: str) -> dict:
+def task_scripts(spec) -> dict:
     """``--task-prolog``/``--task-epilog`` (or SLURM_TASK_PROLOG/EPILOG), for every task on the
-    nodes; a relative name is taken from srun's working directory."""
-    return {f"task_{kind}": os.path.join(cwd, spec.extra[f"task-{kind}"])
-            for kind in ("prolog", "epilog") if spec.extra.get(f"task-{kind}")}
+    nodes, as given: the nodes refuse a name that is not a full path, as slurmstepd does."""
+    return {f"task_{kind}": spec.extra[f"task-{kind}"] for kind in ("prolog", "epilog")
+            if spec.extra.get(f"task-{kind}")}
 
 
 class Unopened(Exception):

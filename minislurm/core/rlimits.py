@@ -31,8 +31,18 @@ def chosen(propagate: str | None) -> tuple[list[str], bool]:
         return [], True
     wrong = [n for n in names if n not in NAMES]
     if wrong:
-        raise ValueError(f"--propagate={propagate} is not valid.")
+        raise ValueError(f"Bad rlimit name: {wrong[0]}")
     return names, True
+
+
+def refusal(propagate: str | None, prog: str) -> str | None:
+    """sbatch's or srun's two error lines for a ``--propagate`` naming a limit Slurm lacks (as
+    22.05 prints them on the twin), else None."""
+    try:
+        chosen(propagate)
+    except ValueError as exc:
+        return f"{prog}: error: {exc}\n{prog}: error: --propagate={propagate} is not valid."
+    return None
 
 
 def submit_env(propagate: str | None) -> dict[str, str]:

@@ -91,28 +91,41 @@ def change_dir(cwd):
 
 def task_prolog(path, env):
     """Run ``srun --task-prolog`` as the task would run (its user, folder and environment, with
-    ``SLURM_SCRIPT_CONTEXT=prolog_task``) and apply what it prints: ``export NAME=value`` sets a
-    variable of the task, ``unset NAME`` removes one, ``print TEXT`` writes TEXT to the task's
-    stdout; other lines are ignored.  Returns its exit status (1 if it could not run or was
-    killed); the task does not start unless it is 0, and exits with it."""
+    ``SLURM_SCRIPT_CONTEXT=prolog_task``) and apply what it prints (stdout and stderr, as one
+    stream): ``export NAME=value`` sets a variable of the task, ``unset NAME`` removes one,
+    ``print TEXT`` writes TEXT to the task's stdout; other lines are ignored.  Returns its exit
+    status, 1 if it could not run or was killed, with slurmstepd's lines on the task's stderr
+    (worded as 22.05's, recorded on the twin); the task starts only after a 0."""
     import subprocess
     env["SLURM_SCRIPT_CONTEXT"] = "prolog_task"
-    try:
-        done = subprocess.run([path], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
-    except OSError:
-        return 1
-    if done.returncode < 0:
-        return 1
-    for line in done.stdout.decode("utf-8", "replace").splitlines():
-        word, _, rest = line.partition(" ")
-        if word == "print" and _:
-            os.write(1, (rest.lstrip() + "\n").encode())
-        elif word == "export" and "=" in rest:
-            name, _, value = rest.lstrip().partition("=")
-            env[name.rstrip()] = value
-        elif word == "unset" and rest.strip():
-            env.pop(rest.strip(), None)
-    return done.returncode
+    failed = "user task_prolog did not exit normally. reason: "
+    if not path.startswith("/"):
+        stepd_error(f"run_command: user task_prolog is not fully qualified pathname ({path})")
+        status, output = None, "Run command failed - configuration error"
+    else:
+        try:
+            done = subprocess.run([path], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT)
+            status, output = done.returncode, done.stdout.decode("utf-8", "replace")
+        except OSError as exc:
+            stepd_error(f"run_command: user task_prolog can not be executed ({path}) {exc.strerror}")
+            status, output = None, "Run command failed - configuration error"
+    if status is None or status < 0:
+        stepd_error(failed + (output if status is None else output.strip()))
+        status = 1
+    else:
+        for line in output.splitlines():
+            word, space, rest = line.partition(" ")
+            if word == "print" and space:
+                os.write(1, (rest.lstrip() + "\n").encode())
+            elif word == "export" and "=" in rest:
+                name, _, value = rest.lstrip().partition("=")
+                env[name.rstrip()] = value
+            elif word == "unset" and rest.strip():
+                env.pop(rest.strip(), None)
+    if status:
+        stepd_error(f"--task-prolog failed status={status}")
+    return status
 
 
 def set_limits(env):

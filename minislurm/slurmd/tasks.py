@@ -29,6 +29,7 @@ import asyncio
 import codecs
 import functools
 import json
+import os
 from typing import TYPE_CHECKING, Awaitable, Callable
 
 import aiohttp
@@ -66,31 +67,38 @@ EPILOG_WAIT = 5.0  # seconds a task epilog may run before it is killed (slurmste
 
 
 async def _task(proc, task: int, outputs: dict[str, asyncio.StreamReader], queue: asyncio.Queue,
-                meter: Meter, epilog: Callable[[], Awaitable[None]] | None = None) -> None:
+                meter: Meter, epilog: Callable[[], Awaitable[str]] | None = None) -> None:
     """Relay the task's output (``o``, ``e``: none when it goes to /dev/null), then its exit,
-    after its epilog has run (srun hears of the exit only then)."""
+    after its epilog has run (srun hears of the exit only then) and what it made slurmstepd say."""
     await asyncio.gather(*(_pump(stream, task, key, queue) for key, stream in outputs.items()))
     meter.take(search=False)  # its output is closed: it is exiting, its CPU time (nearly) final
     rc = await proc.wait()
-    if epilog is not None:
-        await epilog()
+    if epilog is not None and (said := await epilog()):
+        await queue.put({"t": task, "e": said})
     code, sig = (rc, 0) if rc >= 0 else (0, -rc)
     await queue.put({"t": task, "exit": code, "sig": sig})
 
 
-async def task_epilog(path: str, env: dict[str, str], cwd: str, who) -> None:
+async def task_epilog(path: str, env: dict[str, str], cwd: str, who, node: str) -> str:
     """``srun --task-epilog``: run as the task's user, in its folder, with its environment and
     ``SLURM_SCRIPT_CONTEXT=epilog_task``, once the task has exited; its output is dropped and
-    after EPILOG_WAIT seconds it is killed.  What it does is the user's business: a failure
-    changes nothing of the task's."""
+    after EPILOG_WAIT seconds it is killed.  Returns slurmstepd's lines for the task's stderr
+    ("" when it ran and exited 0), worded as 22.05's on the twin (``status`` is the raw wait
+    status: 1024 for exit 4, 9 for a kill); the task's own exit code stays as it was."""
+    error = f"slurmstepd-{node}: error: "
+    if not (path.startswith("/") and os.path.isfile(path) and os.stat(path).st_mode & 0o111):
+        return f"{error}Could not run user task_epilog [{path}]: access denied\n{error}TaskEpilog failed status=-1\n"
     try:
         started = await spawn([path], {**env, "SLURM_SCRIPT_CONTEXT": "epilog_task"}, cwd, who)
     except OSError:
-        return
+        return f"{error}TaskEpilog failed status=-1\n"
     try:
-        await asyncio.wait_for(started.proc.wait(), EPILOG_WAIT)
+        rc = await asyncio.wait_for(started.proc.wait(), EPILOG_WAIT)
     except asyncio.TimeoutError:
         await ProcessSet([started.proc]).stop(0)
+        rc = -9
+    status = rc << 8 if rc >= 0 else -rc
+    return f"{error}TaskEpilog failed status={status}\n" if status else ""
 
 
 def step_of(claims: dict) -> dict:
@@ -184,7 +192,7 @@ def _admit(agent: "NodeAgent", body: dict) -> Callable[[Emit], Awaitable[None]]:
                     await queue.put({"t": task, "e": f"slurmstepd-{node}: error: {failed}\n"})
                 procs.procs.append(proc)
                 local_job.roots.procs.append(proc)
-                after = functools.partial(task_epilog, epilog, env, cwd, who) if epilog else None
+                after = functools.partial(task_epilog, epilog, env, cwd, who, node) if epilog else None
                 waiters.append(asyncio.create_task(_task(proc, task, outputs, queue, meter, after)))
             await emit({"started": my_tasks, "node": node})
             remaining = len(waiters)

@@ -166,6 +166,34 @@ upto '[ -n "$(squeue -h -n waiting -o %i)" ]'; j=$(squeue -h -n waiting -o %i); 
 scancel $j; wait $p; echo "rc=$?"; ids $j < pending.txt; scancel $b; idle
 scontrol show node c1 | sed -E 's/(BootTime|SlurmdStartTime|LastBusyTime)=[^ ]+/\1=T/g; s/CPULoad=[0-9.]+/CPULoad=L/; s/NodeAddr=[^ ]+/NodeAddr=A/; s/FreeMem=[0-9]+/FreeMem=M/; s/OS=Linux .*/OS=Linux K/'
 """),
+    # srun's --task-prolog/--task-epilog and --propagate (issue 22 item 4).
+    "task_scripts": (False, r"""W=$PWD; rm -f epi-*.txt hang.txt ran.txt
+cat > prolog.sh <<'E'
+#!/bin/bash
+echo "export GREETING = hi from $SLURM_TASK_PID"
+echo "unset DROPME"
+echo "print   prolog of task $SLURM_PROCID on $SLURMD_NODENAME"
+echo "anything else is ignored"
+echo "to stderr" >&2
+E
+printf '#!/bin/bash\nexit 3\n' > refuse.sh; printf '#!/bin/bash\nkill -9 $$\n' > killed.sh
+printf '#!/bin/bash\necho "$SLURM_SCRIPT_CONTEXT $SLURMD_NODENAME $SLURM_PROCID" > epi-$SLURM_PROCID.txt\necho no\n' > epilog.sh
+printf '#!/bin/bash\nexit 4\n' > four.sh; printf '#!/bin/bash\necho started > hang.txt; sleep 60; echo finished > hang.txt\n' > hang.sh
+chmod +x *.sh
+DROPME=here srun -N2 -n2 -l --task-prolog=$W/prolog.sh bash -c 'echo "[$GREETING]|${DROPME-gone}|$SLURM_SCRIPT_CONTEXT|$(($$ == ${GREETING##* }))"' | sed -E 's/from [0-9]+/from PID/' | sort
+srun -n1 --task-prolog $W/refuse.sh touch ran.txt 2>&1 | sort; echo "rc=${PIPESTATUS[0]}"; ls ran.txt
+for p in prolog.sh /nonexistent $W/killed.sh; do srun -n1 --task-prolog=$p true 2>&1 | sort; echo "rc=${PIPESTATUS[0]}"; done
+SLURM_TASK_PROLOG=$W/prolog.sh srun -n1 bash -c 'echo "[$GREETING]"' | sed -E 's/[0-9]+]/PID]/'
+srun -N2 -n2 --task-epilog=$W/epilog.sh true; echo "rc=$?"; cat epi-*.txt
+for e in $W/four.sh $W/epilog.sh /nonexistent; do srun -n1 -l --task-epilog=$e true; echo "rc=$?"; done
+s=$SECONDS; srun -n1 --task-epilog=$W/hang.sh true; echo "rc=$? $((SECONDS - s >= 5 && SECONDS - s < 15))"; sleep 1; cat hang.txt
+(ulimit -S -n 333; ulimit -S -c 0
+ srun -n1 bash -c 'echo "nofile=$(ulimit -S -n) core=$(ulimit -S -c) vars=${!SLURM_RLIMIT_*}"'
+ srun -n1 --propagate=NONE bash -c '[ "$(ulimit -S -n)" = 333 ] && echo sent || echo "the node'"'"'s"'
+ srun -n1 --propagate=CORE bash -c 'echo "nofile sent: $([ "$(ulimit -S -n)" = 333 ] && echo yes || echo no), core=$(ulimit -S -c)"'
+ srun --propagate=NOFILE,BOGUS true; echo "rc=$?"; sbatch --propagate=FOO --wrap true; echo "rc=$?"
+ sbatch --wait -o lim.out --wrap 'echo "nofile=$(ulimit -S -n)"; srun bash -c "ulimit -S -n"' > /dev/null; cat lim.out)
+"""),
     # What minislurm does not do as 22.05 yet (test_slurm_conformance.OPEN says why).
     "divergences_open": (True, r"""# Issue 22 item 7, still open: tasks per node, sshare's root user, srun on drained nodes and cancelled steps.
 for n in 3 4 5 10; do
