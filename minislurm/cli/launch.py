@@ -203,14 +203,15 @@ def own_address() -> str:
 def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool, unbuffered: bool = False,
              gpus_per_task: int | None, quit_on_intr: bool = False, usage: dict | None = None,
              stdin: Input = NOTHING, pty: tuple[int, int] | None = None, streams: dict | None = None,
-             files: dict | None = None, task_scripts: dict | None = None) -> int:
+             files: dict | None = None, task_scripts: dict | None = None, verbose: bool = False) -> int:
     """Start the step's tasks on all its nodes and relay until they end; returns srun's exit code.
     ``usage`` gets what the tasks used, as the nodes report it: CPU added up, the largest memory.
     ``stdin`` is what srun forwards, and to which tasks (see :mod:`.stepinput`); ``pty`` (rows,
     columns) runs task 0 on a pseudo-terminal of that size.  ``streams`` may send the output
     elsewhere (``out``, ``err``, ``only``: see :class:`Relay`); ``files`` are the per-task file names the agents open
     (``output_file``, ``error_file``, ``input_file``: see :mod:`minislurm.slurmd.tasks`);
-    ``task_scripts`` the programs each task runs before and after (``task_prolog``, ``task_epilog``)."""
+    ``task_scripts`` the programs each task runs before and after (``task_prolog``, ``task_epilog``);
+    ``verbose`` (srun -v) says when each node's tasks start and every group of exits."""
     relay = Relay(label, whole_lines=not unbuffered and pty is None, **(streams or {}))
     # Who runs it, which tasks and which GPUs: the agents take these from the credential alone.
     body = {"credential": step["credential"], "job": step["job"], "argv": argv, "environment": env, "cwd": cwd,
@@ -228,7 +229,7 @@ def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool, u
     task_node: dict[int, str] = {}
     open_nodes, lost = set(step["nodes"]), []
     terminal = raw_mode() if pty else None  # keys go to the remote terminal as typed, Ctrl-C too
-    ended = Ended()
+    ended = Ended(f"StepId={step['job']['job_id']}.{step['step_id']}" if verbose else None)
     try:
         while open_nodes:
             try:
@@ -246,6 +247,9 @@ def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool, u
             elif kind == "msg":
                 if "started" in msg:
                     task_node.update({t: node for t in msg["started"]})
+                    if verbose:
+                        print(f"srun: launch/slurm: _task_start: Node {node}, {len(msg['started'])} tasks started",
+                              file=sys.stderr)
                 elif "exit" in msg:
                     exits[msg["t"]] = (msg["exit"], msg["sig"])
                     relay.end(msg["t"])
@@ -290,11 +294,14 @@ class Ended:
 
     WINDOW = 0.2
 
-    def __init__(self):
+    def __init__(self, verbose: str | None = None):
+        """``verbose``: the step's name (``StepId=J.S``) when srun -v says every exit, the
+        clean ones too, each group after srun's "Received task exit notification" line."""
         self.pending: list[tuple[int, int, int]] = []  # (task, code, signal), in arrival order
+        self.verbose = verbose
 
     def add(self, task: int, code: int, sig: int) -> None:
-        if code or sig:
+        if code or sig or self.verbose:
             self.pending.append((task, code, sig))
 
     def patience(self) -> float | None:
@@ -306,9 +313,16 @@ class Ended:
             lines.setdefault((task_node.get(task, "?"), code, sig), []).append(task)
         self.pending.clear()
         for (node, code, sig), tasks in lines.items():
+            named = f"task{'s' if len(tasks) > 1 else ''} {_ranges(tasks)}"
+            if self.verbose:
+                print(f"srun: launch/slurm: _task_finish: Received task exit notification for {len(tasks)} "
+                      f"task{'s' if len(tasks) > 1 else ''} of {self.verbose} (status=0x{code << 8 | sig:04x}).",
+                      file=sys.stderr)
+                if not (code or sig):
+                    print(f"srun: launch/slurm: _task_finish: {node}: {named}: Completed", file=sys.stderr)
+                    continue
             what = f"Exited with exit code {code}" if not sig else (signal.strsignal(sig) or f"Signal {sig}")
-            print(f"srun: error: {node}: task{'s' if len(tasks) > 1 else ''} {_ranges(tasks)}: {what}",
-                  file=sys.stderr)
+            print(f"srun: error: {node}: {named}: {what}", file=sys.stderr)
 
 
 def _worst(exits: dict[int, tuple[int, int]], lost: list[str]) -> int:

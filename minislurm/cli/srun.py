@@ -23,11 +23,13 @@ import time
 
 from minislurm.cli.jobhelp import early_answer
 from minislurm.cli.allocation import allocate, call_until_heard, existing_allocation, keep_alive, release
+from minislurm.cli import srun_verbose
 from minislurm.cli.launch import run_step
 from minislurm.cli.stepinput import input_source, pty_refused, window_size
 from minislurm.client import Client, ClientError, umask_text
 from minislurm.core import rlimits
-from minislurm.core.options import combine, env_options, exported, parse_options, refuse_hetjob
+from minislurm.core.options import (combine, env_options, env_pairs, exported, parse_options,
+                                       refuse_hetjob, split_options)
 from minislurm.core.optvalues import OptionError
 from minislurm.core.patterns import expand_pattern, step_io
 
@@ -37,6 +39,7 @@ def main(argv: list[str]) -> int:
         return answered
     now = time.time()
     try:
+        pairs, _ = split_options(argv, prog="srun")
         cli, rest = parse_options(argv, prog="srun", now=now)
         refuse_hetjob("srun", rest, het_group="het-group" in cli.extra)
         env_spec = env_options(os.environ, prog="srun", now=now)
@@ -55,6 +58,12 @@ def main(argv: list[str]) -> int:
     except OSError as exc:
         print(f"srun: error: Could not open stdin file: {exc.strerror}", file=sys.stderr)
         return 1
+    verbose = int(spec.extra.get("verbose") or 0)
+    if verbose:
+        if line := srun_verbose.cpu_binding_line(spec):
+            srun_verbose.say(line)
+        for line in srun_verbose.defined_options(env_pairs(os.environ, "srun"), pairs, spec):
+            srun_verbose.say(line)
     pty = window_size() if "pty" in spec.extra else None
     if "pty" in spec.extra and pty is None:
         pty_refused()
@@ -87,6 +96,9 @@ def main(argv: list[str]) -> int:
     env = exported(os.environ, spec.export)  # what the tasks get of srun's environment
     env.setdefault("SLURM_UMASK", umask_text())
     env.update(rlimits.submit_env(spec.extra.get("propagate")))
+    if verbose > 1:
+        for line in srun_verbose.propagated(env):
+            srun_verbose.say(line)
     if pty:
         env.update(SLURM_PTY_WIN_ROW=str(pty[0]), SLURM_PTY_WIN_COL=str(pty[1]))
     cwd = os.path.abspath(spec.chdir) if spec.chdir else os.getcwd()
@@ -106,11 +118,14 @@ def main(argv: list[str]) -> int:
         print(f"srun: error: {exc}", file=sys.stderr)
         code = 1
     else:
+        if verbose:
+            for line in srun_verbose.launch_lines(step, spec.extra.get("cpu-bind")):
+                srun_verbose.say(line)
         try:
             code = run_step(step, rest, env, cwd, label="label" in spec.extra,
                             unbuffered="unbuffered" in spec.extra, gpus_per_task=gpt,
                             quit_on_intr="quit-on-interrupt" in spec.extra, usage=used, stdin=stdin, pty=pty,
-                            streams=streams, files=files, task_scripts=task_scripts(spec))
+                            streams=streams, files=files, task_scripts=task_scripts(spec), verbose=bool(verbose))
         finally:
             for f in opened:
                 f.close()

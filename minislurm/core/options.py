@@ -306,6 +306,12 @@ def env_options(environ: Mapping[str, str], *, prog: str = "sbatch", now: float)
     option, as in Slurm.  Conflicting memory variables are reported by :func:`combine`,
     because a command-line memory option overrides them.
     """
+    return apply_options(env_pairs(environ, prog), prog=prog, now=now)
+
+
+def env_pairs(environ: Mapping[str, str], prog: str) -> Pairs:
+    """The input variables as (option, value) pairs; a flag variable that clears its option is
+    the pair (``reset``, option name)."""
     by_name = {o.name: o for o in _TABLES[prog]}
     pairs: Pairs = []
     for var, name in ENV_VARS[prog].items():
@@ -317,7 +323,7 @@ def env_options(environ: Mapping[str, str], *, prog: str = "sbatch", now: float)
             pairs.append((Opt(name, None, NO, "reset"), name))
             continue
         pairs.append((opt, None if opt.arg == NO or (opt.arg == OPT and value == "") else value))
-    return apply_options(pairs, prog=prog, now=now)
+    return pairs
 
 
 def combine(script: JobSpec | None, env: JobSpec, cli: JobSpec, *, prog: str = "sbatch") -> JobSpec:

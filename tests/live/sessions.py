@@ -194,6 +194,16 @@ s=$SECONDS; srun -n1 --task-epilog=$W/hang.sh true; echo "rc=$? $((SECONDS - s >
  srun --propagate=NOFILE,BOGUS true; echo "rc=$?"; sbatch --propagate=FOO --wrap true; echo "rc=$?"
  sbatch --wait -o lim.out --wrap 'echo "nofile=$(ulimit -S -n)"; srun bash -c "ulimit -S -n"' > /dev/null; cat lim.out)
 """),
+    # srun -v: its options, the allocation, the launch and the tasks' ends (issue 22 item 4).
+    "srun_verbose": (False, r"""j=$(sbatch --parsable --hold --wrap true); scancel $j
+srun -v -n1 true 2>&1 | ids $((j + 1))
+srun -v -N2 -n2 -l -t 5 -J nm --gres=gpu:1 -o none --open-mode=append -K --cpu-bind=none --begin=now true 2>&1 \
+    | sed -E 's/[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}/T/' | ids $((j + 2)) | sort
+srun -v -n2 -t 1-0 --exclusive -D /tmp -i none --export=ALL --mem=1G bash -c 'exit $SLURM_PROCID' 2>&1 | ids $((j + 3)) | sort
+(ulimit -S -c 0; SLURM_JOB_NAME=fromenv srun -vv -n1 -w c2 --propagate=NOFILE,CORE true 2>&1) \
+    | grep -v -E 'debug: +(propagating RLIMIT_NOFILE|propagating SLURM_PRIO|[A-Z][a-z]|port |initialized|auth|hash|mpi|requesting|cpus |launch returned|task 0 done|IO thread|Leaving|Started)' | ids $((j + 4))
+b=$(sbatch --parsable -N2 -o inside.out --wrap 'srun -v -n2 true 2>&1 | sort'); gone $b; ids $b < inside.out
+"""),
     # What minislurm does not do as 22.05 yet (test_slurm_conformance.OPEN says why).
     "divergences_open": (True, r"""# Issue 22 item 7, still open: tasks per node, sshare's root user, srun on drained nodes and cancelled steps.
 for n in 3 4 5 10; do
