@@ -25,7 +25,7 @@ def sort_key(state: ClusterState):
     tiers = {name: p.priority_tier for name, p in state.partitions.items()}
 
     def key(j: Job):
-        return (j.reservation is None, -tiers.get(j.partition, 0), -j.priority, j.submit_time, j.job_id)
+        return (j.reservation is None, -tiers.get(j.partition, 0), -j.priority, j.submit_time, j.order_id)
 
     return key
 
