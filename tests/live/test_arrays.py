@@ -121,6 +121,10 @@ def test_tasks_take_new_ids_as_they_start_and_the_last_keeps_the_array_id(live):
         return own
 
     assert running_id(0) == a + 1
+    show = live.run("scontrol", "show", "job", str(a)).stdout  # the record, and the task split off
+    assert [line.split(" JobName")[0] for line in show.splitlines() if line.startswith("JobId=")] == [
+        f"JobId={a} ArrayJobId={a} ArrayTaskId=1-3 ArrayTaskThrottle=1", f"JobId={a + 1} ArrayJobId={a} "
+        "ArrayTaskId=0 ArrayTaskThrottle=1"]
     squeue = live.run("squeue", "-h", "-r", "-j", str(a), "-o", "%A %i %T").stdout
     assert sorted(squeue.splitlines(), key=lambda line: line.split()[1]) == \
         [f"{a + 1} {a}_0 RUNNING"] + [f"{a} {a}_{i} PENDING" for i in (1, 2, 3)]
@@ -149,3 +153,13 @@ def test_tasks_take_new_ids_as_they_start_and_the_last_keeps_the_array_id(live):
     one = live.run("sacct", "-X", "-n", "-P", "-j", f"{a}_2", "-o", "JobID,JobIDRaw").stdout
     assert one == f"{a}_2|{a + 4}\n"
     assert live.run("scancel", str(other), str(a + 5)).returncode == 0
+
+
+def test_sbatch_wait_on_an_array_waits_for_every_task(live):
+    """Its tasks change ids as they start; sbatch --wait follows the array and exits with the
+    highest exit code of its tasks."""
+    live.reset()
+    r = live.run("sbatch", "--wait", "--array=0-2%1", "--wrap", "sleep 0.5; exit $SLURM_ARRAY_TASK_ID")
+    assert r.returncode == 2, r.stderr
+    array = int(r.stdout.split()[-1])
+    assert [t["state"] for t in live.array_tasks(array)] == ["COMPLETED", "FAILED", "FAILED"]
