@@ -112,10 +112,13 @@ class Job:
         return self.job_id if self.job_id >= 0 else self.array_job_id
 
     @property
-    def order_id(self) -> tuple[int, int]:
-        """The last tie-break of the queue order: the job id, or (array id, task index) for a
-        task still in its array's record (Slurm walks that record's tasks in index order)."""
-        return (self.job_id, -1) if self.job_id >= 0 else (self.array_job_id, self.array_task_id)
+    def order_id(self) -> float:
+        """The last tie-break of the queue order: the job id; for a task still in its array's
+        record, a number between the array's id and the next (Slurm walks that record's tasks
+        in index order).  Exact: ids are below 2**26 and the fraction needs 22 bits."""
+        if self.job_id >= 0:
+            return self.job_id
+        return self.array_job_id + (self.array_task_id + 1) / (_TASK_KEYS + 1)
 
     @property
     def display_id(self) -> str:

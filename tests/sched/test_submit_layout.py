@@ -212,3 +212,18 @@ def test_a_task_left_last_by_cancelled_ones_keeps_the_array_id():
     state.start(tasks[2], _alloc(state), NOW)
     state.start(tasks[1], _alloc(state), NOW)
     assert (tasks[0].shown_id, tasks[2].job_id, tasks[1].job_id) == (1, 2, 1)
+
+
+def test_an_arrays_waiting_tasks_keep_its_place_in_the_queue():
+    """Ties in priority and submit time go by job id; an array's tasks, all id J until they
+    start, sit between J-1 and J+1 in task order (as its one record does in Slurm)."""
+    from minislurm.sched.order import sort_key
+    state = cluster()
+    before = build(state, "--wrap=true")[0]
+    tasks = build(state, "-a", "2,10,3")
+    after = build(state, "--wrap=true")[0]
+    jobs = [after, *tasks, before]
+    for j in jobs:
+        j.submit_time = NOW
+    assert sorted(jobs, key=sort_key(state)) == \
+        [before, *sorted(tasks, key=lambda t: t.array_task_id), after]
