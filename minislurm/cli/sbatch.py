@@ -108,7 +108,7 @@ def main(argv: list[str]) -> int:
         print(f"Submitted batch job {job_id}")
     sys.stdout.flush()
     if spec.wait:
-        return _wait(client, reply["job_ids"])
+        return _wait_array(client, job_id) if spec.array is not None else _wait(client, [job_id])
     return 0
 
 
@@ -139,6 +139,23 @@ def _wait(client: Client, job_ids: list[int]) -> int:
         code = int(job["exit_code"].split(":")[0])
         worst = max(worst, code if job["state"] != "CANCELLED" else max(code, 1))
     return worst
+
+
+def _wait_array(client: Client, array_id: int) -> int:
+    """``--wait`` on an array: until every task ends (its tasks change ids as they start,
+    so the array is asked for as a whole); the highest exit code, as for one job."""
+    while True:
+        try:
+            tasks = client.call("GET", "/jobs", query={"ids": str(array_id)})["jobs"]
+        except ClientError as exc:
+            print(f"sbatch: error: {exc}", file=sys.stderr)
+            return 1
+        tasks = [t for t in tasks if t.get("array_job_id") == array_id]
+        if all(t["state"] not in ("PENDING", "RUNNING", "COMPLETING", "SUSPENDED") for t in tasks):
+            break
+        time.sleep(0.5)
+    codes = [int(t["exit_code"].split(":")[0]) for t in tasks]
+    return max((max(c, 1) if t["state"] == "CANCELLED" else c for c, t in zip(codes, tasks)), default=0)
 
 
 if __name__ == "__main__":

@@ -74,7 +74,8 @@ def _show(client: Client, what: str, arg: str | None, oneliner: bool = False, de
             print("No jobs in the system")
             return 0
         now = time.time()
-        _emit([fmt.show_job(j, now=now, details=details) for j in sorted(jobs, key=lambda j: j["job_id"])], oneliner)
+        jobs = sorted(_array_records(jobs), key=lambda j: j["job_id"])
+        _emit([fmt.show_job(j, now=now, details=details) for j in jobs], oneliner)
         return 0
     if kind in ("step", "steps"):
         return _show_steps(client, arg, oneliner)
@@ -120,6 +121,24 @@ def _show(client: Client, what: str, arg: str | None, oneliner: bool = False, de
         return 0
     print(f"scontrol: error: invalid entity: {what} for keyword:show", file=sys.stderr)
     return 1
+
+
+def _array_records(jobs: list[dict]) -> list[dict]:
+    """An array's tasks still waiting in its record (those showing the array's own id) are
+    one record, as slurmctld keeps them: ``JobId=12 ArrayJobId=12 ArrayTaskId=2-3``."""
+    from minislurm.cli.fmt.squeue import collapse_arrays
+    waiting = [j for j in jobs if j.get("state") == "PENDING" and j.get("array_task_id") is not None
+               and j["job_id"] == j.get("array_job_id")]
+    if len(waiting) < 2:
+        return jobs
+    ids = {id(j) for j in waiting}
+    records = [j for j in jobs if id(j) not in ids]
+    for meta in collapse_arrays(waiting):
+        if meta.get("array_task_str"):
+            meta = dict(meta, array_task_str=meta["array_task_str"].split("%")[0],
+                        reason=meta["reason"].split(",")[0])
+        records.append(meta)
+    return records
 
 
 def _show_steps(client: Client, arg: str | None, oneliner: bool) -> int:

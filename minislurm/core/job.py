@@ -5,6 +5,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+# An array's tasks still pending in its one record (Slurm's meta job) have no job id of their
+# own yet: each is kept under a negative key, unique per (array id, task index), until it starts
+# and takes a real id (see ClusterState.start).  Task indices are below MaxArraySize's ceiling.
+_TASK_KEYS = 4_000_001
+
+
+def task_key(array_job_id: int, index: int) -> int:
+    """The key of task ``index`` of array ``array_job_id`` while it has no id of its own."""
+    return -(array_job_id * _TASK_KEYS + index + 1)
+
 from minislurm.core.states import JobState, Reason
 
 
@@ -95,6 +105,20 @@ class Job:
     @property
     def pending(self) -> bool:
         return self.state is JobState.PENDING
+
+    @property
+    def shown_id(self) -> int:
+        """The job id Slurm shows: a task still in its array's record shows the array's id."""
+        return self.job_id if self.job_id >= 0 else self.array_job_id
+
+    @property
+    def order_id(self) -> float:
+        """The last tie-break of the queue order: the job id; for a task still in its array's
+        record, a number between the array's id and the next (Slurm walks that record's tasks
+        in index order).  Exact: ids are below 2**26 and the fraction needs 22 bits."""
+        if self.job_id >= 0:
+            return self.job_id
+        return self.array_job_id + (self.array_task_id + 1) / (_TASK_KEYS + 1)
 
     @property
     def display_id(self) -> str:

@@ -136,8 +136,12 @@ class ClusterState:
         self.reprioritized()
 
     def start(self, job: Job, alloc: Allocation, now: float) -> None:
-        self.nodes.allocate(job.job_id, alloc)
+        """Run the job on ``alloc``.  A task still in its array's record is split off first and
+        takes its own id (:meth:`_split_off`): read ``job.job_id`` after this call."""
         self._dequeued(job.job_id)
+        if job.job_id < 0:
+            self._split_off(job)
+        self.nodes.allocate(job.job_id, alloc)
         self.running[job.job_id] = job
         job.state = JobState.RUNNING
         job.reason = Reason.NONE
@@ -147,6 +151,19 @@ class ClusterState:
         if job.array_job_id is not None:
             self.array_running[job.array_job_id] += 1
         self.touch()
+
+    def _split_off(self, job: Job) -> None:
+        """Give a starting task of an array's record the id Slurm gives it: the next free id,
+        or, for the last task left pending in the record, the array's own id."""
+        array = job.array_job_id
+        tasks = self.array_tasks[array]
+        rest = any(t < 0 and t != job.job_id and self.jobs[t].pending for t in tasks)
+        new_id = self.new_job_id() if rest or array in self.jobs else array
+        tasks[tasks.index(job.job_id)] = new_id
+        del self.jobs[job.job_id]
+        job.job_id = new_id
+        self.jobs[new_id] = job
+        self.reprioritized()  # readers that keep copies (QueueOrder, Releases) knew the old key
 
     def _release(self, job: Job) -> None:
         if job.job_id in self.running:

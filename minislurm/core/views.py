@@ -111,7 +111,7 @@ def _node_names(job: Job, state: ClusterState) -> list[str]:
 
 # JobView keys that are plain attributes of a Job (read together by one ``attrgetter``).
 JOB_ATTRS = {
-    "job_id": "job_id", "array_job_id": "array_job_id", "array_task_id": "array_task_id",
+    "job_id": "shown_id", "array_job_id": "array_job_id", "array_task_id": "array_task_id",
     "display_id": "display_id", "name": "name", "user": "user", "account": "account", "partition": "partition",
     "state": "state.name", "reason": "reason", "priority": "priority", "nice": "nice",
     "submit_time": "submit_time", "start_time": "start_time", "end_time": "end_time", "num_nodes": "num_nodes",

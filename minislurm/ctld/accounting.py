@@ -22,7 +22,7 @@ def _base(ctl: "Controller", job: Job) -> dict:
     names = ctl.state.nodes.names
     alloc = job.alloc
     return {
-        "job_id": job.job_id, "display_id": job.display_id, "name": job.name, "partition": job.partition,
+        "job_id": job.shown_id, "display_id": job.display_id, "name": job.name, "partition": job.partition,
         "account": job.account, "user": job.user, "uid": live.uid, "submit": job.submit_time,
         "eligible": max(job.submit_time, job.begin_time),
         "time_limit": None if job.time_limit == float("inf") else job.time_limit,
@@ -116,12 +116,22 @@ def query(ctl: "Controller", *, job_ids: list[int] | None = None, user: str | No
         rows = [r for r in rows if r["user"] == user]
     if since is not None and not job_ids:
         rows = [r for r in rows if (r["end"] is None or r["end"] >= since)]
-    if not duplicates:
-        latest: dict[int, int] = {}
+    if not duplicates:  # by JobID: an array's pending tasks all have its id (JobIDRaw)
+        latest: dict[str, int] = {}
         for r in rows:
-            latest[r["job_id"]] = max(latest.get(r["job_id"], 0), r["restart"])
-        rows = [r for r in rows if r["restart"] == latest[r["job_id"]]]
-    order = {"": -2, "batch": -1}
-    rows.sort(key=lambda r: (r["job_id"], r["restart"], order.get(r["step"] or "", 0),
-                             int(r["step"]) if (r["step"] or "").isdigit() else 0))
+            latest[r["display_id"]] = max(latest.get(r["display_id"], 0), r["restart"])
+        rows = [r for r in rows if r["restart"] == latest[r["display_id"]]]
+    rows.sort(key=_row_order)
     return rows
+
+
+_STEP_ORDER = {"": -2, "batch": -1}
+
+
+def _row_order(r: dict) -> tuple:
+    """Job order (an array's tasks together, by task id, whatever ids they started with), then
+    incarnation, then the job line, its batch step and its steps by number."""
+    head, _, task = r["display_id"].partition("_")
+    step = r["step"] or ""
+    return (int(head), int(task) if task else -1, r["restart"], _STEP_ORDER.get(step, 0),
+            int(step) if step.isdigit() else 0)

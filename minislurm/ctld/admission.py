@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 
 async def submit(ctl: "Controller", user: str, request: dict) -> list[int]:
-    """Validate, commit, queue.  Returns the job ids (one per array task)."""
+    """Validate, commit, queue.  Returns the job's id (an array's: the array's own)."""
     ctl.check_saving()
     ctl.check_user(user)
     check_script_size(ctl, request.get("script"))
@@ -44,7 +44,7 @@ async def submit(ctl: "Controller", user: str, request: dict) -> list[int]:
         ctl.state.used_job_ids(exc.job.job_id)
         await _never_runs(ctl, exc.job, Live.from_request(request, batch, uid, gid), now)
         raise
-    ctl.state.used_job_ids(jobs[-1].job_id)
+    ctl.state.used_job_ids(jobs[0].shown_id)  # an array takes one id; its tasks, theirs as they start
     fairshare = ctl.fairshare.for_jobs(jobs[:1], now) if ctl.fairshare else None  # one user, one account
     for job in jobs:
         job.priority = priority.initial(job, ctl.state, now, fairshare)
@@ -58,7 +58,7 @@ async def submit(ctl: "Controller", user: str, request: dict) -> list[int]:
     for job in jobs:
         ctl.state.add(job)
     ctl.request_pass()
-    return [j.job_id for j in jobs]
+    return [jobs[0].shown_id]
 
 
 async def test_only(ctl: "Controller", user: str, request: dict) -> dict:

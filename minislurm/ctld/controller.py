@@ -192,7 +192,9 @@ class Controller:
         for start in result.starts:
             job = self.state.jobs[start.job_id]
             self.state.start(job, start.alloc, now)
-            self.expected.pop(job.job_id, None)
+            self.expected.pop(start.job_id, None)
+            if job.job_id != start.job_id:
+                self._split_off(start.job_id, job)
             live = self.live[job.job_id]
             live.launched = False
             if not live.batch:
@@ -202,6 +204,16 @@ class Controller:
             self.running.arm_timers(job, now)
             self.store.then(lambda job=job, inc=job.restart_count: self._started(job, inc))
         self.store.flush_soon()
+
+    def _split_off(self, key: int, job: Job) -> None:
+        """An array task took its own id as it started (ClusterState.start): what was kept
+        under its key moves to the id, and the id counter is saved with it."""
+        self.live[job.job_id] = self.live.pop(key)
+        self.sched_nodes.pop(key, None)
+        if key in self._waiters:
+            self._waiters[job.job_id] = self._waiters.pop(key)
+        self.store.drop_job(key)
+        self.store.put_meta("next_job_id", self.state.next_job_id)
 
     def _started(self, job: Job, incarnation: int) -> None:
         """The start is on disk: tell srun or sbatch --wait, and give a batch script to its agent."""
@@ -269,7 +281,13 @@ class Controller:
         return self.agents[self.state.nodes.names[n]].addr
 
     def job(self, job_id: int) -> Job:
+        """The job ``job_id`` names; an array's id before its last task took it names the
+        array's record, here its first task still in it (or its first task)."""
         job = self.state.jobs.get(job_id)
+        if job is None and self.state.array_tasks.get(job_id):
+            tasks = sorted((self.state.jobs[t] for t in self.state.array_tasks[job_id]),
+                           key=lambda t: (t.job_id >= 0, t.array_task_id))
+            job = tasks[0]
         if job is None:
             raise SlurmError(errors.INVALID_JOB_ID)
         return job

@@ -129,6 +129,12 @@ class Store:
         """A job's step records are done with (it ended, or was requeued: steps restart at 0)."""
         self._queue.append(("DELETE FROM steps WHERE job_id=?", (job_id,)))
 
+    def drop_job(self, job_id: int) -> None:
+        """A job saved under ``job_id`` is saved under another id now (an array task that
+        took its own id at start): its job and accounting rows under the old one go."""
+        self._queue.append(("DELETE FROM jobs WHERE job_id=?", (job_id,)))
+        self._queue.append(("DELETE FROM acct WHERE job_id=?", (job_id,)))
+
     def put_acct(self, job_id: int, restart: int, step: str, data: dict) -> None:
         self._queue.append(("INSERT OR REPLACE INTO acct VALUES (?, ?, ?, ?)",
                             (job_id, restart, step, json.dumps(data))))

@@ -137,11 +137,19 @@ class Terminal:
                 print(f"# still waiting for {what} ({waited:.0f} s)", flush=True)
 
     def wait(self, *job_ids: int, state: str | tuple[str, ...] = DONE, timeout: float = 60.0) -> None:
-        """Wait until every job is in ``state`` (default: finished)."""
+        """Wait until every job is in ``state`` (default: finished); an array's id waits for
+        all its tasks (they take ids of their own as they start, as in Slurm)."""
         wanted = (state,) if isinstance(state, str) else state
         goal = "finish" if wanted == DONE else f"be {' or '.join(wanted)}"
         for job_id in job_ids:
-            self.until(lambda: self.job(job_id)["state"] in wanted, timeout, f"job {job_id} to {goal}")
+            self.until(lambda: all(j["state"] in wanted for j in self._named(job_id)), timeout,
+                       f"job {job_id} to {goal}")
+
+    def _named(self, job_id: int) -> list[dict]:
+        """The job ``job_id``, or every task of the array ``job_id``."""
+        jobs = self.api.call("GET", "/jobs", query={"ids": str(job_id)})["jobs"]
+        tasks = [j for j in jobs if j.get("array_job_id") == job_id]
+        return tasks or [self.job(job_id)]
 
     def log_has(self, name: str, text: str, timeout: float = 60.0) -> None:
         """Wait until the work file ``name`` contains ``text``."""

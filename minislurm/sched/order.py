@@ -25,7 +25,8 @@ def sort_key(state: ClusterState):
     tiers = {name: p.priority_tier for name, p in state.partitions.items()}
 
     def key(j: Job):
-        return (j.reservation is None, -tiers.get(j.partition, 0), -j.priority, j.submit_time, j.job_id)
+        return (j.reservation is None, -tiers.get(j.partition, 0), -j.priority, j.submit_time,
+                j.job_id if j.job_id >= 0 else j.order_id)  # inline: the plain job's is cheaper
 
     return key
 

@@ -19,7 +19,7 @@ from typing import NamedTuple
 from minislurm.core import errors
 from minislurm.core.cluster import ClusterConfig, PartitionConfig
 from minislurm.core.errors import SlurmError
-from minislurm.core.job import Dependency, Job, Shape
+from minislurm.core.job import Dependency, Job, Shape, task_key
 from minislurm.core.spec import JobSpec
 from minislurm.core.state import ClusterState
 from minislurm.sched import access
@@ -42,8 +42,8 @@ class NeverRuns(SlurmError):
 
 def build_jobs(spec: JobSpec, state: ClusterState, *, first_id: int, user: str, now: float,
                default_name: str = "sbatch", who: Requester | None = None) -> list[Job]:
-    """Validate ``spec`` and return its jobs (one, or one per array task), numbered from
-    ``first_id`` and not yet queued; ``state`` is only read.  The caller owns the id counter
+    """Validate ``spec`` and return its jobs (one, or one per array task), with the id
+    ``first_id`` (an array's tasks under keys of their own, :func:`_build`) and not yet queued; ``state`` is only read.  The caller owns the id counter
     (:meth:`ClusterState.used_job_ids`): a refusal by :class:`NeverRuns` uses ``first_id`` too.
     ``who`` is the submitting user as the controller knows them (:mod:`minislurm.sched.access`);
     without one the request is trusted, as the lab models' are.
@@ -288,10 +288,11 @@ def _check_references(spec: JobSpec, state: ClusterState, user: str, account: st
 
 
 def _build(template: dict, spec: JobSpec, first_id: int) -> list[Job]:
-    """The job, or one job per array task with consecutive ids, the first id naming the array."""
+    """The job, or one job per array task.  An array takes one id, its own: its tasks wait in
+    its record under keys of their own (:func:`task_key`) and get real ids as they start."""
     if spec.array is None:
         return [Job(first_id, **template)]
-    jobs = [Job(first_id + i, **template) for i in range(len(spec.array.indices))]
+    jobs = [Job(task_key(first_id, index), **template) for index in spec.array.indices]
     for job, index in zip(jobs, spec.array.indices):
         job.array_job_id, job.array_task_id = first_id, index
         job.array_max_running = spec.array.max_running

@@ -101,3 +101,65 @@ def test_sacct_takes_every_j_and_comma_lists(live):
     assert sacct("-j", a, "-j", b, "-j", c) == f"{a}|COMPLETED\n{b}|COMPLETED\n{c}|COMPLETED\n"
     assert sacct("-j", f"{a},{b}") == f"{a}|COMPLETED\n{b}|COMPLETED\n"
     assert sacct("--jobs", a, f"--jobs={c}") == f"{a}|COMPLETED\n{c}|COMPLETED\n"
+
+
+def test_tasks_take_new_ids_as_they_start_and_the_last_keeps_the_array_id(live):
+    """Slurm 22.05 numbering: an array takes one id, J; each task split off its record to start
+    takes the next free id, and the task left last in the record takes J itself.  The ids show
+    in squeue %A, scontrol, sacct's JobIDRaw and the task's SLURM_JOB_ID, survive a controller
+    restart, and a started task's own id names it alone (scancel)."""
+    live.reset()
+    script = 'echo "$SLURM_JOB_ID $SLURM_ARRAY_JOB_ID $SLURM_ARRAY_TASK_ID"; sleep 300'
+    a = _array(live, "--array=0-3%1", "-o", "ids_%a.out", "--wrap", script)
+
+    def running_id(task: int) -> int:
+        until(lambda: [t["state"] for t in live.array_tasks(a)][task] == "RUNNING", 30, f"task {task} to run")
+        own = live.array_tasks(a)[task]["job_id"]
+        until(lambda: (live.work / f"ids_{task}.out").is_file()
+              and (live.work / f"ids_{task}.out").read_text().strip(), 30, f"task {task}'s output")
+        assert (live.work / f"ids_{task}.out").read_text() == f"{own} {a} {task}\n"
+        return own
+
+    assert running_id(0) == a + 1
+    show = live.run("scontrol", "show", "job", str(a)).stdout  # the record, and the task split off
+    assert [line.split(" JobName")[0] for line in show.splitlines() if line.startswith("JobId=")] == [
+        f"JobId={a} ArrayJobId={a} ArrayTaskId=1-3 ArrayTaskThrottle=1", f"JobId={a + 1} ArrayJobId={a} "
+        "ArrayTaskId=0 ArrayTaskThrottle=1"]
+    squeue = live.run("squeue", "-h", "-r", "-j", str(a), "-o", "%A %i %T").stdout
+    assert sorted(squeue.splitlines(), key=lambda line: line.split()[1]) == \
+        [f"{a + 1} {a}_0 RUNNING"] + [f"{a} {a}_{i} PENDING" for i in (1, 2, 3)]
+    assert live.run("squeue", "-h", "-j", str(a + 1), "-o", "%A %i").stdout == f"{a + 1} {a}_0\n"
+    show = live.run("scontrol", "show", "job", str(a + 1)).stdout
+    assert f"JobId={a + 1} ArrayJobId={a} ArrayTaskId=0 " in show
+    assert live.run("scancel", str(a + 1)).returncode == 0  # a started task's own id: that task alone
+    assert running_id(1) == a + 2
+    other = live.sbatch("--begin=now+1hour", "--wrap", "true")  # an id taken between two starts
+    assert other == a + 3
+    assert live.run("scancel", f"{a}_1").returncode == 0
+    assert running_id(2) == a + 4
+    live.c.restart_controller()  # the ids and the counter were saved
+    show = live.run("scontrol", "show", "job", str(a + 2)).stdout
+    assert f"JobId={a + 2} ArrayJobId={a} ArrayTaskId=1 " in show
+    assert live.run("scancel", str(a + 4)).returncode == 0
+    assert running_id(3) == a  # the last task left in the record keeps the array's id
+    assert live.run("squeue", "-h", "-j", str(a), "-o", "%A %i").stdout == f"{a} {a}_3\n"
+    assert f"JobId={a} ArrayJobId={a} ArrayTaskId=3 " in live.run("scontrol", "show", "job", str(a)).stdout
+    assert live.sbatch("--begin=now+1hour", "--wrap", "true") == a + 5
+    assert live.run("scancel", str(a)).returncode == 0
+    until(lambda: all(t["state"] in TERMINAL for t in live.array_tasks(a)), 30, "every task to end")
+    sacct = live.run("sacct", "-X", "-n", "-P", "-j", str(a), "-o", "JobID,JobIDRaw,State").stdout
+    assert sacct.splitlines() == [f"{a}_0|{a + 1}|CANCELLED by 0", f"{a}_1|{a + 2}|CANCELLED by 0",
+                                  f"{a}_2|{a + 4}|CANCELLED by 0", f"{a}_3|{a}|CANCELLED by 0"]
+    one = live.run("sacct", "-X", "-n", "-P", "-j", f"{a}_2", "-o", "JobID,JobIDRaw").stdout
+    assert one == f"{a}_2|{a + 4}\n"
+    assert live.run("scancel", str(other), str(a + 5)).returncode == 0
+
+
+def test_sbatch_wait_on_an_array_waits_for_every_task(live):
+    """Its tasks change ids as they start; sbatch --wait follows the array and exits with the
+    highest exit code of its tasks."""
+    live.reset()
+    r = live.run("sbatch", "--wait", "--array=0-2%1", "--wrap", "sleep 0.5; exit $SLURM_ARRAY_TASK_ID")
+    assert r.returncode == 2, r.stderr
+    array = int(r.stdout.split()[-1])
+    assert [t["state"] for t in live.array_tasks(array)] == ["COMPLETED", "FAILED", "FAILED"]

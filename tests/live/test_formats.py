@@ -152,17 +152,18 @@ def test_the_columns_squeue_asks_for_are_the_full_views_values(live, scene):
     held = live.sbatch("--hold", "-J", "held", "-d", f"afterok:{scene[1]}", "--wrap", "true")
     array = live.sbatch("--array=1-3%2", "-o", "/dev/null", "--hold", "--wrap", "true")
     try:
-        full = {j["job_id"]: j for j in live.api.call("GET", "/jobs", query={"states": ""})["jobs"]}
+        # by JobID: an array's pending tasks all show the array's id until they start
+        full = {j["display_id"]: j for j in live.api.call("GET", "/jobs", query={"states": ""})["jobs"]}
         keys = sorted({k for view in full.values() for k in view})
         reply = live.api.call("GET", "/jobs", query={"fields": ",".join(keys + ["no_such_key"])})
         assert reply["count"] == len(full) and reply["fields"] == keys + ["no_such_key"]
         columns = [c if isinstance(c, list) else [c["all"]] * reply["count"] for c in reply["columns"]]
         assert {"all": None} == reply["columns"][-1]  # an unknown key reads as None
         for row in zip(*columns):
-            view = full[row[0 if keys[0] == "job_id" else keys.index("job_id")]]
+            view = full[row[keys.index("display_id")]]
             assert {k: v for k, v in zip(keys, row) if k in view} == view
             assert all(v is None for k, v in zip(keys, row) if k not in view)  # e.g. no stdout
-        assert {held, array} <= set(full)
+        assert {str(held), f"{array}_1", f"{array}_3"} <= set(full)
     finally:
         live.run("scancel", str(held), str(array))
 

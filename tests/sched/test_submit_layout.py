@@ -27,7 +27,7 @@ def cluster(**kw) -> ClusterState:
 def build(state, *words):
     spec, _ = parse_options([*words, "job.sh"], now=NOW)
     jobs = build_jobs(spec, state, first_id=state.next_job_id, user="alice", now=NOW)
-    state.used_job_ids(jobs[-1].job_id)  # as the controller does
+    state.used_job_ids(jobs[0].shown_id)  # as the controller does
     return jobs
 
 
@@ -138,16 +138,18 @@ def test_time_limit(words, default_time, max_time, expected):
 
 # -- arrays -----------------------------------------------------------------------------------------
 
-def test_array_tasks_take_consecutive_ids_from_the_array_id():
+def test_an_array_takes_one_id_and_its_tasks_wait_in_its_record():
+    """Slurm 22.05: ``sbatch -a 0-3`` uses one job id; the tasks get theirs as they start."""
     state = cluster()
     state.next_job_id = 100
     tasks = build(state, "-a", "0-3%2")
-    assert [t.job_id for t in tasks] == [100, 101, 102, 103]
+    assert all(t.job_id < 0 for t in tasks) and len({t.job_id for t in tasks}) == 4
+    assert [t.shown_id for t in tasks] == [100] * 4
     assert [t.array_job_id for t in tasks] == [100] * 4
     assert [t.array_task_id for t in tasks] == [0, 1, 2, 3]
     assert [t.array_max_running for t in tasks] == [2] * 4
     assert [t.display_id for t in tasks] == ["100_0", "100_1", "100_2", "100_3"]
-    assert state.next_job_id == 104
+    assert state.next_job_id == 101
 
 
 @pytest.mark.parametrize("text, indices", [("1,5,7", [1, 5, 7]), ("0-15:4", [0, 4, 8, 12]), ("3", [3])])
@@ -156,7 +158,7 @@ def test_array_task_ids_follow_the_index_list(text, indices):
     tasks = build(state, f"--array={text}")
     assert [t.array_task_id for t in tasks] == indices
     assert {t.array_max_running for t in tasks} == {None}
-    assert [t.job_id for t in tasks] == list(range(1, len(indices) + 1))
+    assert {t.shown_id for t in tasks} == {1} and state.next_job_id == 2
 
 
 def test_array_tasks_share_the_request():
@@ -171,4 +173,57 @@ def test_queued_array_registers_its_tasks():
     for t in tasks:
         t.priority = priority.initial(t, state, NOW)
         state.add(t)
-    assert state.array_tasks[tasks[0].job_id] == [t.job_id for t in tasks]
+    assert state.array_tasks[tasks[0].array_job_id] == [t.job_id for t in tasks]
+
+
+def _alloc(state):
+    from minislurm.core.job import Allocation
+    return Allocation((0,), (1,), (0,), ((),))
+
+
+def test_tasks_take_new_ids_as_they_start_and_the_last_keeps_the_array_id():
+    """As slurmctld splits a task off the array's record: the next free id each time, and the
+    array's own id for the task left last in the record."""
+    state = cluster()
+    state.next_job_id = 100
+    tasks = build(state, "-a", "0-3")
+    for t in tasks:
+        state.add(t)
+    other = build(state, "--wrap=true")[0]  # an id taken between the starts
+    state.add(other)
+    assert other.job_id == 101
+    for t in (tasks[0], tasks[2], tasks[1]):
+        state.start(t, _alloc(state), NOW)
+    assert [t.job_id for t in tasks[:3]] == [102, 104, 103]
+    state.finish(tasks[0], tasks[0].state.COMPLETED, NOW)
+    state.start(tasks[3], _alloc(state), NOW)
+    assert tasks[3].job_id == 100 and state.next_job_id == 105
+    assert sorted(state.array_tasks[100]) == [100, 102, 103, 104]
+    assert all(state.jobs[t.job_id] is t for t in tasks) and not any(k < 0 for k in state.jobs)
+    assert [t.display_id for t in tasks] == ["100_0", "100_1", "100_2", "100_3"]
+
+
+def test_a_task_left_last_by_cancelled_ones_keeps_the_array_id():
+    state = cluster()
+    tasks = build(state, "-a", "0-2")
+    for t in tasks:
+        state.add(t)
+    state.finish(tasks[0], tasks[0].state.CANCELLED, NOW)  # still in the record, shown as 1_0
+    state.start(tasks[2], _alloc(state), NOW)
+    state.start(tasks[1], _alloc(state), NOW)
+    assert (tasks[0].shown_id, tasks[2].job_id, tasks[1].job_id) == (1, 2, 1)
+
+
+def test_an_arrays_waiting_tasks_keep_its_place_in_the_queue():
+    """Ties in priority and submit time go by job id; an array's tasks, all id J until they
+    start, sit between J-1 and J+1 in task order (as its one record does in Slurm)."""
+    from minislurm.sched.order import sort_key
+    state = cluster()
+    before = build(state, "--wrap=true")[0]
+    tasks = build(state, "-a", "2,10,3")
+    after = build(state, "--wrap=true")[0]
+    jobs = [after, *tasks, before]
+    for j in jobs:
+        j.submit_time = NOW
+    assert sorted(jobs, key=sort_key(state)) == \
+        [before, *sorted(tasks, key=lambda t: t.array_task_id), after]
