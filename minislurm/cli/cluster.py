@@ -110,7 +110,6 @@ def _resume(args, folder: Path) -> int:
 
 
 def up(args) -> int:
-    from minislurm.cluster.local import LocalCluster
     folder = Path(args.dir)
     if args.system:
         from minislurm.cluster import system

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from minislurm.core.states import JobState, Reason
+
 # An array's tasks still pending in its one record (Slurm's meta job) have no job id of their
 # own yet: each is kept under a negative key, unique per (array id, task index), until it starts
 # and takes a real id (see ClusterState.start).  Task indices are below MaxArraySize's ceiling.
@@ -14,8 +16,6 @@ _TASK_KEYS = 4_000_001
 def task_key(array_job_id: int, index: int) -> int:
     """The key of task ``index`` of array ``array_job_id`` while it has no id of its own."""
     return -(array_job_id * _TASK_KEYS + index + 1)
-
-from minislurm.core.states import JobState, Reason
 
 
 @dataclass(frozen=True, slots=True)

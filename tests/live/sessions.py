@@ -166,6 +166,15 @@ upto '[ -n "$(squeue -h -n waiting -o %i)" ]'; j=$(squeue -h -n waiting -o %i); 
 scancel $j; wait $p; echo "rc=$?"; ids $j < pending.txt; scancel $b; idle
 scontrol show node c1 | sed -E 's/(BootTime|SlurmdStartTime|LastBusyTime)=[^ ]+/\1=T/g; s/CPULoad=[0-9.]+/CPULoad=L/; s/NodeAddr=[^ ]+/NodeAddr=A/; s/FreeMem=[0-9]+/FreeMem=M/; s/OS=Linux .*/OS=Linux K/'
 """),
+    # Array tasks take job ids as they start; the last one keeps the array's (issue 22 item 3).
+    "array_ids": (False, r"""a=$(sbatch --parsable --array=0-3%1 --wrap 'sleep 4'); running $a 1
+mask() { perl -pe "s/(?<![0-9_=])$a(?![0-9])/A/g; s/(?<![0-9_=])$((a + 1))(?![0-9])/B/g; s/(?<![0-9_=])$((a + 2))(?![0-9])/C/g; s/Id=$a /Id=A /g"; }
+squeue -h -r -o '%A %i %T' | sort | mask
+scontrol show job ${a}_2 | grep -o 'JobId=[^ ]* ArrayJobId=[^ ]* ArrayTaskId=[^ ]*' | mask
+scancel ${a}_2; upto '[ "$(squeue -h -r -o %i | wc -l)" = 3 ]'; squeue -h -r -o '%A %i %T' | sort | mask
+scontrol uhold ${a}_3; squeue -h -r -o '%A %i %T %r' | sort | mask; scontrol release ${a}_3
+gone $a; upto '[ "$(sacct -X -n -P -j '$a' -o End | grep -vc Unknown)" -ge 3 ]'; sacct -X -n -P -j $a -o JobID,JobIDRaw,State | mask
+"""),
     # srun's --task-prolog/--task-epilog and --propagate (issue 22 item 4).
     "task_scripts": (False, r"""W=$PWD; rm -f epi-*.txt hang.txt ran.txt
 cat > prolog.sh <<'E'
@@ -199,6 +208,7 @@ s=$SECONDS; srun -n1 --task-epilog=$W/hang.sh true; echo "rc=$? $((SECONDS - s >
 srun -v -n1 true 2>&1 | ids $((j + 1))
 srun -v -N2 -n2 -l -t 5 -J nm --gres=gpu:1 -o none --open-mode=append -K --cpu-bind=none --begin=now true 2>&1 \
     | sed -E 's/[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}/T/' | ids $((j + 2)) | sort
+idle  # --exclusive waits while the last step's job is still COMPLETING (and says so)
 srun -v -n2 -t 1-0 --exclusive -D /tmp -i none --export=ALL --mem=1G bash -c 'exit $SLURM_PROCID' 2>&1 | ids $((j + 3)) | sort
 (ulimit -S -c 0; SLURM_JOB_NAME=fromenv srun -vv -n1 -w c2 --propagate=NOFILE,CORE true 2>&1) \
     | grep -v -E 'debug: +(propagating RLIMIT_NOFILE|propagating SLURM_PRIO|[A-Z][a-z]|port |initialized|auth|hash|mpi|requesting|cpus |launch returned|task 0 done|IO thread|Leaving|Started)' | ids $((j + 4))
