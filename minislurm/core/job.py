@@ -22,13 +22,21 @@ def task_key(array_job_id: int, index: int) -> int:
 class Shape:
     """What a job needs from *each* of its nodes (Slurm's ``--gres`` and ``--mem`` are per node).
 
-    ``mem == -1`` means all of the node's memory (``--mem=0``).
+    ``mem == -1`` means all of the node's memory (``--mem=0``).  ``cpus`` and ``mem`` are what
+    every node must have free; a job with ``tasks`` to lay out gets them by filling its nodes in
+    order (:func:`minislurm.core.layout.fill`), so a node may get more: ``cpus_per_task`` for
+    each task it takes, ``mem_per_cpu`` for each of those CPUs when memory is asked per CPU, and
+    at most ``max_tasks_per_node`` tasks (``--ntasks-per-node`` beside ``-n``; 0: no cap).
     """
 
     cpus: int = 1
     mem: int = 0
     gpus: int = 0
     gpu_type: str | None = None
+    tasks: int = 0
+    cpus_per_task: int = 1
+    mem_per_cpu: int = 0
+    max_tasks_per_node: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,9 @@
 """Block task layout: how many tasks go on each node, and Slurm's compressed count lists.
 
-``-n 10 -N 3`` puts 4, 3 and 3 tasks on the three nodes (consecutive tasks share a node), and
-Slurm writes such lists compressed: ``SLURM_TASKS_PER_NODE=4,3(x2)``.
+Slurm 22.05 lays tasks out in block order by *filling* nodes, not by sharing them out evenly:
+every node gets one task, then the first node takes as many more as it has room for, then the
+next (``-N2 -n4`` on two idle 8-CPU nodes: 3 and 1, checked on the twin).  Consecutive tasks
+share a node, and Slurm writes such lists compressed: ``SLURM_TASKS_PER_NODE=3,1``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,41 @@ def block(ntasks: int, nnodes: int, max_per_node: int | None = None) -> list[int
     if max_per_node is not None and counts and counts[0] > max_per_node:
         raise ValueError(f"{ntasks} tasks do not fit on {nnodes} nodes of {max_per_node} tasks")
     return counts
+
+
+def fill(ntasks: int, room: list[int], *, overcommit: bool = False) -> list[int]:
+    """Tasks per node: one on each node, then each node in turn up to its ``room`` (tasks it
+    can hold).  Tasks left over go round the nodes one at a time with ``overcommit``; without
+    it they raise ValueError, as they do when a node has no room at all."""
+    if not room:
+        return []
+    if ntasks < len(room) or (not overcommit and (min(room) < 1 or sum(room) < ntasks)):
+        raise ValueError(f"{ntasks} tasks do not fit on nodes with room for {room}")
+    counts = [1] * len(room)
+    left = ntasks - len(room)
+    for i, r in enumerate(room):
+        more = min(left, max(0, r - 1))
+        counts[i] += more
+        left -= more
+    i = 0
+    while left > 0:
+        counts[i % len(counts)] += 1
+        left -= 1
+        i += 1
+    return counts
+
+
+def node_tasks(ntasks: int, cpus: list[int], cpus_per_task: int = 1, cap: int | None = None, *,
+               overcommit: bool = False) -> list[int]:
+    """Tasks per node for ``ntasks`` tasks of ``cpus_per_task`` CPUs on nodes holding ``cpus``
+    CPUs, at most ``cap`` a node: :func:`fill` over the room the CPUs give.  Fewer tasks than
+    nodes leave the last nodes empty.  Raises ValueError when they do not fit."""
+    if ntasks < len(cpus):
+        return block(ntasks, len(cpus))
+    room = [c // max(1, cpus_per_task) for c in cpus]
+    if cap:
+        room = [min(r, cap) for r in room]
+    return fill(ntasks, room, overcommit=overcommit)
 
 
 def compress_counts(counts: list[int]) -> str:

@@ -29,7 +29,7 @@ from minislurm.core.accounts import AccountsError, AssociationTree, parse_accoun
 from minislurm.core.cluster import ClusterConfig
 from minislurm.core.errors import SlurmError
 from minislurm.core.job import Job
-from minislurm.core.layout import block
+from minislurm.core.layout import block, node_tasks
 from minislurm.core.state import ClusterState
 from minislurm.core.states import JobState, Reason
 from minislurm.ctld import accounting
@@ -371,8 +371,14 @@ class Controller:
             raise SlurmError(errors.ACCESS_DENIED)
 
     def tasks_per_node(self, job: Job) -> list[int]:
+        """The job's tasks laid out over the CPUs it holds (SLURM_TASKS_PER_NODE)."""
         ntasks = job.ntasks or job.num_nodes
-        return block(ntasks, job.num_nodes)
+        spec = job.spec
+        try:
+            return node_tasks(ntasks, list(job.alloc.cpus), getattr(spec, "cpus_per_task", None) or 1,
+                              getattr(spec, "ntasks_per_node", None))
+        except ValueError:  # more tasks than CPUs (--overcommit)
+            return block(ntasks, job.num_nodes)
 
 
 def _groups(user: str) -> frozenset[str]:

@@ -1,7 +1,8 @@
 """Job steps: what ``srun`` gets inside an allocation.
 
 By default a step uses every node of the job, one task per node (or the job's task count),
-and all of the job's GPUs on those nodes, as Slurm does.  The controller numbers steps
+and all of the job's GPUs on those nodes, as Slurm does; its tasks fill the nodes in order, one
+each first, then each node up to the CPUs the job holds there (:func:`~minislurm.core.layout.fill`).  The controller numbers steps
 (0, 1, ...), signs a credential that lets srun start the tasks on the agents (it binds the
 job, its incarnation, the step, the user, and the tasks and GPUs on each node: see
 :mod:`minislurm.common.auth`), and keeps a record of each step for sacct.
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from minislurm.core import errors
 from minislurm.core.errors import SlurmError
-from minislurm.core.layout import block, task_ids
+from minislurm.core.layout import node_tasks, task_ids
 from minislurm.core.states import JobState
 from minislurm.ctld.launch import job_info
 
@@ -54,11 +55,13 @@ async def create(ctl: "Controller", user: str, job_id: int, req: dict) -> dict:
         ntasks = job.ntasks if (job.ntasks and not req.get("nodes")) else len(nodes)
     if not req.get("nodes") and ntasks < len(nodes):
         nodes = nodes[:ntasks]
-    counts = block(ntasks, len(nodes))
     cpt = req.get("cpus_per_task") or 1
     cpus_of = dict(zip(job_nodes, job.alloc.cpus))
-    if any(c * cpt > cpus_of[n] for c, n in zip(counts, nodes)) and not req.get("overcommit"):
-        raise _fail(job_id, "More processors requested than permitted")
+    try:
+        counts = node_tasks(ntasks, [cpus_of[n] for n in nodes], cpt, per_node,
+                            overcommit=bool(req.get("overcommit")))
+    except ValueError:
+        raise _fail(job_id, "More processors requested than permitted") from None
     gpus_of = {names[n]: list(g) for n, g in zip(job.alloc.nodes, job.alloc.gpus)}
     want_gpus = req.get("gpus_per_node")
     gpus = {}

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from minislurm.cluster.confgen import lab_config
 from minislurm.core.errors import SlurmError
-from minislurm.core.layout import block, compress_counts, task_ids
+from minislurm.core.layout import compress_counts, node_tasks, task_ids
 from minislurm.core.options import parse_options
 from minislurm.core.optvalues import OptionError
 from minislurm.core.state import ClusterState
@@ -170,7 +170,8 @@ def predict(args: list[str], *, nodes: int = 2, gpus_per_node: int = 4, cpus_per
         ntasks = job.ntasks if (job.ntasks and not spec.nodes_min) else len(step_nodes)
     if not spec.nodes_min and ntasks < len(step_nodes):
         step_nodes = step_nodes[:ntasks]
-    counts = block(ntasks, len(step_nodes))
+    counts = node_tasks(ntasks, list(alloc.cpus[: len(step_nodes)]), spec.cpus_per_task or 1,
+                        per_node, overcommit="overcommit" in spec.extra)
     gpus = {names[i]: list(g) for i, g in enumerate(alloc.gpus)}
     step = {"step_id": 0, "nodes": step_nodes, "tasks_per_node": counts, "task_ids": task_ids(counts),
             "ntasks": ntasks, "step_gpus": {n: gpus[n] for n in step_nodes}}

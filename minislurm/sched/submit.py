@@ -62,7 +62,7 @@ def build_jobs(spec: JobSpec, state: ClusterState, *, first_id: int, user: str, 
     access.check_partition(part, who)
     account = access.job_account(spec.account, who, state.config)
     nodes, tasks, per_node = _node_layout(spec, state, part, gpus)
-    shape = _shape(spec, state.config, nodes, per_node, gpus)
+    shape = _shape(spec, state.config, nodes, per_node, gpus, tasks)
     dependency = _check_references(spec, state, user, account)
     fixed = access.given_priority(spec.extra.get("priority"), who)
     hold = "user" if spec.hold else None
@@ -253,21 +253,28 @@ def _layout(spec: JobSpec, max_cpus: int, max_gpus: int, gpus: int, gpu_kind: st
     return nodes, tasks, per_node
 
 
-def _shape(spec: JobSpec, cfg: ClusterConfig, nodes: int, per_node: int, gpus: GpuRequest) -> Shape:
+def _shape(spec: JobSpec, cfg: ClusterConfig, nodes: int, per_node: int, gpus: GpuRequest,
+           tasks: int = 0) -> Shape:
     """Each node's share: CPUs for its tasks, memory (``--mem``, ``--mem-per-cpu`` or the
-    defaults), GPUs per node."""
-    cpus = per_node * (spec.cpus_per_task or 1)
+    defaults), GPUs per node.  A ``-n`` job on several nodes keeps its task count, for the
+    nodes to be filled in order when it starts (GPUs per task excepted: their count follows
+    the tasks, so those tasks stay evenly spread)."""
+    cpt = spec.cpus_per_task or 1
+    cpus = per_node * cpt
     gpus_per_node = {"node": gpus.count, "task": gpus.count * per_node,
                      "job": math.ceil(gpus.count / nodes) if gpus.count else 0}[gpus.kind]
+    per_cpu = 0
     if spec.mem_mb is not None:
         mem = -1 if spec.mem_mb == 0 else spec.mem_mb
-    elif spec.mem_per_cpu_mb is not None:
-        mem = spec.mem_per_cpu_mb * cpus
-    elif cfg.def_mem_per_cpu:
-        mem = cfg.def_mem_per_cpu * cpus
+    elif spec.mem_per_cpu_mb is not None or cfg.def_mem_per_cpu:
+        per_cpu = spec.mem_per_cpu_mb if spec.mem_per_cpu_mb is not None else cfg.def_mem_per_cpu
+        mem = per_cpu * cpus
     else:
         mem = cfg.def_mem_per_node or 0
-    return Shape(cpus=cpus, mem=mem, gpus=gpus_per_node, gpu_type=gpus.type)
+    if not spec.ntasks or nodes < 2 or (gpus.kind == "task" and gpus.count):
+        return Shape(cpus=cpus, mem=mem, gpus=gpus_per_node, gpu_type=gpus.type)
+    return Shape(cpus=cpus, mem=mem, gpus=gpus_per_node, gpu_type=gpus.type, tasks=tasks, cpus_per_task=cpt,
+                 mem_per_cpu=per_cpu, max_tasks_per_node=spec.ntasks_per_node or 0)
 
 
 def _check_references(spec: JobSpec, state: ClusterState, user: str, account: str) -> Dependency | None:

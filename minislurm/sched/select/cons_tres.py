@@ -4,7 +4,8 @@ A job asks for ``num_nodes`` nodes that can each give its :class:`~minislurm.cor
 Nodes are shared between jobs unless the job is ``--exclusive``.  The ``-w`` nodes are taken
 first (all of them, or nothing); the rest are the lowest-numbered nodes that fit (Slurm orders
 by node Weight, then by position, when weights are equal), and on each node the lowest free
-GPU indices.
+GPU indices.  A ``-n`` job's tasks then fill the chosen nodes in order, which sets each node's
+CPUs (``-N2 -n4`` on idle 8-CPU nodes: 3 and 1).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from minislurm.core.job import Allocation, Job
+from minislurm.core.layout import fill
 from minislurm.core.nodes import NodeTable
 
 Request = tuple[np.ndarray | int, np.ndarray | int, np.ndarray | int]
@@ -100,7 +102,26 @@ class FreeResources:
             cpus.append(int(cpu[n]) if isinstance(cpu, np.ndarray) else cpu)
             mems.append(int(mem[n]) if isinstance(mem, np.ndarray) else mem)
             gpus.append(tuple(picked))
+        if job.shape.tasks and not job.exclusive:
+            cpus = [t * job.shape.cpus_per_task for t in self._filled(job, chosen)]
+            if job.shape.mem_per_cpu:
+                mems = [c * job.shape.mem_per_cpu for c in cpus]
         return Allocation(tuple(int(n) for n in chosen), tuple(cpus), tuple(mems), tuple(gpus))
+
+    def _filled(self, job: Job, chosen: np.ndarray) -> list[int]:
+        """Tasks on each chosen node when the job's tasks fill them in order (one
+        each, then the first node as full as its free CPUs and memory allow, then the next),
+        as 22.05's block distribution does.  Every chosen node fits the even share, so the
+        tasks always fit."""
+        s = job.shape
+        cap = s.max_tasks_per_node or s.tasks
+        room = []
+        for n in chosen:
+            r = min(cap, int(self.cpu[n]) // s.cpus_per_task)
+            if s.mem_per_cpu:
+                r = min(r, int(self.mem[n]) // (s.mem_per_cpu * s.cpus_per_task))
+            room.append(r)
+        return fill(s.tasks, room)
 
     def take(self, alloc: Allocation) -> None:
         for n, c, m, g in zip(alloc.nodes, alloc.cpus, alloc.mem, alloc.gpus):
