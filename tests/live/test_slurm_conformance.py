@@ -23,8 +23,7 @@ OPEN = {
     "array_ids": "on the twin a task held by itself (scontrol uhold A_3) leaves the array's record at once with "
                  "its own id, and a pending task cancelled by itself leaves no sacct row; minislurm keeps the held "
                  "task in the record until it starts and records the cancelled one",
-    "divergences_open": "tasks fill nodes in order on the twin (-N2 -n4: 3+1, SLURM_JOB_CPUS_PER_NODE=3,1), "
-                        "minislurm gives every node the same share (2+2); sshare has no root user under root; "
+    "divergences_open": "sshare has no root user under root; "
                         "a job waiting on a drained node pends with Resources, not ReqNodeNotAvail; a cancelled "
                         "step lacks slurmstepd's STEP ... CANCELLED line and srun's Force Terminated line",
 }
