@@ -203,7 +203,8 @@ def own_address() -> str:
 def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool, unbuffered: bool = False,
              gpus_per_task: int | None, quit_on_intr: bool = False, usage: dict | None = None,
              stdin: Input = NOTHING, pty: tuple[int, int] | None = None, streams: dict | None = None,
-             files: dict | None = None, task_scripts: dict | None = None, verbose: bool = False) -> int:
+             files: dict | None = None, task_scripts: dict | None = None, verbose: bool = False,
+             own_allocation: bool = False) -> int:
     """Start the step's tasks on all its nodes and relay until they end; returns srun's exit code.
     ``usage`` gets what the tasks used, as the nodes report it: CPU added up, the largest memory.
     ``stdin`` is what srun forwards, and to which tasks (see :mod:`.stepinput`); ``pty`` (rows,
@@ -211,7 +212,8 @@ def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool, u
     elsewhere (``out``, ``err``, ``only``: see :class:`Relay`); ``files`` are the per-task file names the agents open
     (``output_file``, ``error_file``, ``input_file``: see :mod:`minislurm.slurmd.tasks`);
     ``task_scripts`` the programs each task runs before and after (``task_prolog``, ``task_epilog``);
-    ``verbose`` (srun -v) says when each node's tasks start and every group of exits."""
+    ``verbose`` (srun -v) says when each node's tasks start and every group of exits;
+    ``own_allocation``: srun made the job for this step, and says when the step was cancelled."""
     relay = Relay(label, whole_lines=not unbuffered and pty is None, **(streams or {}))
     # Who runs it, which tasks and which GPUs: the agents take these from the credential alone.
     body = {"credential": step["credential"], "job": step["job"], "argv": argv, "environment": env, "cwd": cwd,
@@ -230,6 +232,7 @@ def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool, u
     open_nodes, lost = set(step["nodes"]), []
     terminal = raw_mode() if pty else None  # keys go to the remote terminal as typed, Ctrl-C too
     ended = Ended(f"StepId={step['job']['job_id']}.{step['step_id']}" if verbose else None)
+    cancelled = False
     try:
         while open_nodes:
             try:
@@ -261,6 +264,10 @@ def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool, u
                                      ntasks=usage.get("ntasks", 0) + u["ntasks"])
                 elif "error" in msg:
                     print(f"srun: error: {node}: {msg['error']}", file=sys.stderr)
+                elif "stepd" in msg:  # the step was cancelled (scancel, time limit)
+                    relay.targets["e"].write(msg["stepd"])
+                    relay.targets["e"].flush()
+                    cancelled = True
                 else:
                     relay.write(msg["t"], "o" if "o" in msg else "e", msg.get("o", msg.get("e", "")))
             else:
@@ -283,6 +290,8 @@ def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool, u
             signal.signal(s, h)
     relay.flush()
     ended.say(task_node)
+    if cancelled and own_allocation:
+        print(f"srun: Force Terminated StepId={step['job']['job_id']}.{step['step_id']}", file=sys.stderr)
     return _worst(exits, lost)
 
 

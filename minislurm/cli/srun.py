@@ -125,7 +125,8 @@ def main(argv: list[str]) -> int:
             code = run_step(step, rest, env, cwd, label="label" in spec.extra,
                             unbuffered="unbuffered" in spec.extra, gpus_per_task=gpt,
                             quit_on_intr="quit-on-interrupt" in spec.extra, usage=used, stdin=stdin, pty=pty,
-                            streams=streams, files=files, task_scripts=task_scripts(spec), verbose=bool(verbose))
+                            streams=streams, files=files, task_scripts=task_scripts(spec), verbose=bool(verbose),
+                            own_allocation=bool(own_allocation))
         finally:
             for f in opened:
                 f.close()

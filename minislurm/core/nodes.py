@@ -31,6 +31,7 @@ class NodeTable:
         self.drain = np.zeros(len(nodes), dtype=bool)
         self.no_respond = np.zeros(len(nodes), dtype=bool)
         self.usable = np.ones(len(nodes), dtype=bool)
+        self.unusable = 0  # how many are not usable: while 0, no job waits for a node to come back
         self.reason: list[str | None] = [None] * len(nodes)
         self.jobs: list[set[int]] = [set() for _ in nodes]
         for i, n in enumerate(nodes):
@@ -74,7 +75,9 @@ class NodeTable:
 
     # -- condition -----------------------------------------------------------------
     def _refresh(self, n: int) -> None:
-        self.usable[n] = not (self.down[n] or self.drain[n] or self.no_respond[n])
+        usable = not (self.down[n] or self.drain[n] or self.no_respond[n])
+        self.unusable += int(bool(self.usable[n])) - int(usable)
+        self.usable[n] = usable
 
     def set_down(self, n: int, down: bool, reason: str | None = None) -> None:
         self.down[n] = down

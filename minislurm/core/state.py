@@ -193,13 +193,14 @@ class ClusterState:
         """
         self._release(job)
         job.state = JobState.PENDING
-        job.reason = Reason.BEGIN_TIME
         job.alloc = None
         job.start_time = job.end_time = None
         job.restart_count += 1
         job.submit_time = now
         job.begin_time = now + self.config.sched.requeue_delay + (1 if self.config.sched.requeue_delay else 0)
         job.hold = hold or job.hold  # a hold put on the running job applies now
+        # What squeue says until the next pass looks: a hold outranks the delay.
+        job.reason = Reason.held(job.hold) if job.hold else Reason.BEGIN_TIME
         self._queued(job)
         self.reprioritized()
 

@@ -85,6 +85,11 @@ class Reason:
     ACCOUNT_NOT_ALLOWED = "AccountNotAllowed"  # WAIT_ACCOUNT: the partition's AllowAccounts
 
     @staticmethod
+    def held(hold: str) -> str:
+        """The reason for a job held by ``scontrol hold`` (admin) or ``scontrol uhold``/``-H``."""
+        return Reason.HELD_ADMIN if hold == "admin" else Reason.HELD_USER
+
+    @staticmethod
     def unavailable_nodes(hostlist: str) -> str:
         return f"ReqNodeNotAvail, UnavailableNodes:{hostlist}"
 

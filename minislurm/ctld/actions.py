@@ -98,7 +98,7 @@ async def hold(ctl: "Controller", user: str, job_id: int, kind: str | None = Non
         raise SlurmError(errors.ACCESS_DENIED)
     job.hold = kind or ("admin" if user in ctl.operators else "user")
     job.priority = 0
-    job.reason = Reason.HELD_ADMIN if job.hold == "admin" else Reason.HELD_USER
+    job.reason = Reason.held(job.hold)
     ctl.state.reprioritized()
     ctl.save_job(job)
     await ctl.commit()

@@ -49,7 +49,7 @@ async def submit(ctl: "Controller", user: str, request: dict) -> list[int]:
     for job in jobs:
         job.priority = priority.initial(job, ctl.state, now, fairshare)
         if job.hold:  # a held job says so at once, and still does after a restart
-            job.reason = Reason.HELD_ADMIN if job.hold == "admin" else Reason.HELD_USER
+            job.reason = Reason.held(job.hold)
         ctl.live[job.job_id] = Live.from_request(request, batch, uid, gid)
         ctl.save_job(job)
         accounting.record_job(ctl, job)

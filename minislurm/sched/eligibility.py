@@ -25,7 +25,7 @@ from minislurm.sched.select.cons_tres import type_mask
 def blocked_reason(job: Job, state: ClusterState, now: float, deps: Mapping[int, str] | None = None,
                    array_started: Mapping[int, int] | None = None) -> str | None:
     if job.hold:
-        return Reason.HELD_ADMIN if job.hold == "admin" else Reason.HELD_USER
+        return Reason.held(job.hold)
     if job.dependency_failed:
         return Reason.DEPENDENCY_NEVER
     if job.dependency is not None:
@@ -69,6 +69,13 @@ def blocked_reason(job: Job, state: ClusterState, now: float, deps: Mapping[int,
         down = sorted(n for n in job.req_nodes if not state.nodes.usable[idx[n]])
         if down:
             return Reason.unavailable_nodes(compress(down))
+    if state.nodes.unusable:
+        # Too few of the partition's nodes can take work at all: it waits for the others to come
+        # back (seen on Slurm 22.05: -N2 with one of two nodes drained).
+        mask = state.partition_mask(job.partition)
+        if job.num_nodes > int(np.count_nonzero(state.nodes.usable & mask)):
+            out = np.flatnonzero(mask & ~state.nodes.usable)
+            return Reason.unavailable_nodes(compress([state.nodes.names[i] for i in out]))
     return None
 
 

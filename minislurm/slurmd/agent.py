@@ -238,7 +238,9 @@ class NodeAgent:
     def _stop(self, job: LocalJob, why: str | None, kill_wait: float) -> None:
         """SIGTERM, then SIGKILL after ``kill_wait`` (at once without one), noted in the output."""
         if why and not job.stopping:
-            self._note_cancel(job, job.job_id, "" if why == "CANCELLED" else f" DUE TO {why}")
+            due = "" if why == "CANCELLED" else f" DUE TO {why}"
+            self._note_step_cancel(job, due)
+            self._note_cancel(job, job.job_id, due)
         job.stopping = True
         self.background.spawn(job.roots.stop(kill_wait))
         if job.batch is None:
@@ -273,6 +275,15 @@ class NodeAgent:
             os.write(job.stderr_fd, text.encode())
         except OSError:
             pass
+
+    def _note_step_cancel(self, job: LocalJob, due: str) -> None:
+        """Each running step's slurmstepd says so on the step's stderr, which its srun prints
+        (22.05: ``*** STEP J.S ON NODE CANCELLED AT T[ DUE TO TIME LIMIT] ***``, in a batch
+        job's output too, before the job's own line)."""
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+        for step_id, notices in job.notices.items():
+            text = f"slurmstepd-{self.name}: error: *** STEP {job.job_id}.{step_id} ON {self.name} CANCELLED AT {stamp}{due} ***\n"
+            notices.put_nowait({"stepd": text, "node": self.name})
 
     def signal_job(self, job_id: int, inc: int, signum: int, target: str) -> dict:
         """``target``: steps, batch (the shell alone), batch_scancel (the same, noted in the

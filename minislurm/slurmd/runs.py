@@ -39,6 +39,7 @@ class LocalJob:
     stopping: bool = False  # the controller asked for it to end (SIGTERM sent, SIGKILL to follow)
     meters: dict = field(default_factory=dict)  # "batch" or step id -> usage.Meter, for sstat and sacct
     inputs: dict = field(default_factory=dict)  # step id -> stdin.StepInput, what srun's stdin feeds
+    notices: dict = field(default_factory=dict)  # step id -> the queue of lines its srun is sent
 
     def alive(self) -> bool:
         return self.roots.alive()

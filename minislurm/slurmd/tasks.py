@@ -181,6 +181,7 @@ def _admit(agent: "NodeAgent", body: dict) -> Callable[[Emit], Awaitable[None]]:
         waiters = []
         meter = local_job.meters[step["step_id"]] = Meter(procs, ntasks=len(my_tasks))
         step_input = StepInput() if wiring.any_input(my_tasks) else None
+        local_job.notices[step["step_id"]] = queue
         if step_input:
             local_job.inputs[step["step_id"]] = step_input
         try:
@@ -215,6 +216,7 @@ def _admit(agent: "NodeAgent", body: dict) -> Callable[[Emit], Awaitable[None]]:
                     w.cancel()
             meter.stop()
             local_job.meters.pop(step["step_id"], None)
+            local_job.notices.pop(step["step_id"], None)
             if step_input:
                 local_job.inputs.pop(step["step_id"], None)
                 step_input.abort()

@@ -214,6 +214,13 @@ srun -v -n2 -t 1-0 --exclusive -D /tmp -i none --export=ALL --mem=1G bash -c 'ex
     | grep -v -E 'debug: +(propagating RLIMIT_NOFILE|propagating SLURM_PRIO|[A-Z][a-z]|port |initialized|auth|hash|mpi|requesting|cpus |launch returned|task 0 done|IO thread|Leaving|Started)' | ids $((j + 4))
 b=$(sbatch --parsable -N2 -o inside.out --wrap 'srun -v -n2 true 2>&1 | sort'); gone $b; ids $b < inside.out
 """),
+    "step_cancel": (False, r"""# Cancelled steps: slurmstepd's STEP line in a batch job's output and in srun's own job.
+rm -f batch.out; b=$(sbatch --parsable -o batch.out --wrap 'srun bash -c "echo started; sleep 60"'); upto 'grep -qs started batch.out'
+scancel $b; gone $b; upto 'grep -qs "STEP $b" batch.out'; grep slurmstepd batch.out | sed -E 's/[0-9T:-]{19}/T/' | sort | ids $b
+srun -J own sleep 60 > own.txt 2>&1 & p=$!
+upto '[ "$(squeue -h -n own -t R -o %i)" != "" ]'; j=$(squeue -h -n own -o %i); sleep 1
+scancel $j; wait $p; echo "rc=$?"; sed -E 's/[0-9T:-]{19}/T/' own.txt | ids $j
+"""),
     # What minislurm does not do as 22.05 yet (test_slurm_conformance.OPEN says why).
     "divergences_open": (True, r"""# Issue 22 item 7, still open: tasks per node, sshare's root user, srun on drained nodes and cancelled steps.
 for n in 3 4 5 10; do

@@ -221,6 +221,23 @@ def test_required_nodes_down_or_drained_are_named_in_the_reason(lab):
     assert both.state is JobState.RUNNING and nodes_of(c, both) == ["node01", "node02"]
 
 
+def test_too_few_usable_nodes_in_the_partition_names_the_others(lab):
+    """-N3 where one of three nodes is drained waits for it, as on 22.05 (ReqNodeNotAvail naming it),
+    not with Resources; a job that fits on the usable nodes runs; the count follows the nodes."""
+    c = lab(nodes=3)
+    c.state.nodes.set_drain(1, True)
+    assert c.state.nodes.unusable == 1
+    wide = c.submit(0, nodes=3)
+    fits = c.submit(0, nodes=2, minutes=60)
+    c.run(0)
+    assert c.reason(wide) == "ReqNodeNotAvail, UnavailableNodes:node02"
+    assert fits.state is JobState.RUNNING
+    c.state.nodes.set_drain(1, False)
+    assert c.state.nodes.unusable == 0
+    c.run(1)
+    assert wide.state is JobState.RUNNING  # beside the other: one CPU each
+
+
 def test_required_node_busy_is_resources(lab):
     c = lab(nodes=2, gpus=4)
     hog = c.submit(0, gpus=4, minutes=60)
