@@ -92,7 +92,7 @@ def tree_of(reply: dict) -> AssociationTree:
             a = tree.add_account(r["account"], r["parent"] or "root", r["shares"])
             a.description, a.organization = r["description"], r["organization"]
     for r in _rows(reply):
-        if r["user"] is not None and not r.get("implicit"):
+        if r["user"] is not None:
             tree.add_user(r["user"], r["account"], r["shares"]).admin = r["admin"] or "None"
             if r["default"]:
                 tree.defaults[r["user"]] = r["account"]

@@ -47,10 +47,15 @@ class AccountsError(ValueError):
 
 
 class AssociationTree:
-    def __init__(self) -> None:
+    def __init__(self, root_user: bool = False) -> None:
+        """``root_user``: as sacctmgr's ``add cluster`` makes a cluster's tree, with user root in
+        account root (one share, an Administrator), a sibling of the top accounts in fair share.
+        The controller's trees have it; a lesson's or a replay's have only the users they name."""
         self.root = Association("root", parent=None)
         self.nodes: dict[tuple[str, str | None], Association] = {self.root.key: self.root}
         self.defaults: dict[str, str] = {}  # user -> default account
+        if root_user:
+            self.add_user("root", "root").admin = "Administrator"
 
     def add_account(self, name: str, parent: str = "root", shares: int = 1) -> Association:
         if (parent, None) not in self.nodes:
@@ -61,6 +66,9 @@ class AssociationTree:
         return assoc
 
     def add_user(self, user: str, account: str, shares: int = 1) -> Association:
+        if (account, user) in self.nodes:  # root's, or one read again: its shares are the new ones
+            self.nodes[(account, user)].shares = shares
+            return self.nodes[(account, user)]
         if (account, None) not in self.nodes:
             self.add_account(account)
         assoc = Association(account, user, account, shares)
@@ -90,9 +98,10 @@ class AssociationTree:
 ADMIN_LEVELS = {"none": "None", "operator": "Operator", "administrator": "Administrator", "admin": "Administrator"}
 
 
-def parse_accounts(text: str, path: str = "accounts.conf") -> AssociationTree:
-    tree = AssociationTree()
+def parse_accounts(text: str, path: str = "accounts.conf", root_user: bool = False) -> AssociationTree:
+    tree = AssociationTree(root_user)
     defaults: dict[str, str] = {}
+    read: set[tuple[str, str]] = set()  # the user lines so far
     for lineno, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
         if not line:
@@ -115,8 +124,9 @@ def parse_accounts(text: str, path: str = "accounts.conf") -> AssociationTree:
             if "user" in fields:
                 if "account" not in fields:
                     raise AccountsError("User line needs Account=")
-                if (fields["account"], fields["user"]) in tree.nodes:  # sacctmgr refuses these too
+                if (fields["account"], fields["user"]) in read:  # sacctmgr refuses these too
                     raise AccountsError(f"user '{fields['user']}' is already in account '{fields['account']}'")
+                read.add((fields["account"], fields["user"]))
                 level = ADMIN_LEVELS.get(fields.get("adminlevel", "none").lower())
                 if level is None:
                     raise AccountsError(f"AdminLevel must be None, Operator or Administrator, "

@@ -26,15 +26,12 @@ def _row(a: Association, tree: AssociationTree) -> dict:
 
 def view(tree: AssociationTree) -> list[dict]:
     """Every association in sacctmgr's order: an account, its users by name, then its
-    sub-accounts by name, depth first from root (root's own user included, as Slurm makes it)."""
+    sub-accounts by name, depth first from root."""
     out = []
 
     def walk(account: Association) -> None:
         out.append(_row(account, tree))
         users = sorted((c for c in account.children if c.user is not None), key=lambda c: c.user)
-        if account.account == "root" and ("root", "root") not in tree.nodes:
-            out.append({"account": "root", "user": "root", "parent": None, "shares": 1, "admin": "Administrator",
-                        "default": True, "description": None, "organization": None, "implicit": True})
         out.extend(_row(u, tree) for u in users)
         for sub in sorted((c for c in account.children if c.user is None), key=lambda c: c.account):
             walk(sub)

@@ -83,7 +83,7 @@ class Controller:
         self.started_at = clock()
         self.slurm_user = pwd.getpwuid(os.geteuid()).pw_name  # SlurmUser: sets reasons itself
         self.super_users = set(super_users) | {"root", self.slurm_user}
-        self._associations = AssociationTree()
+        self._associations = AssociationTree(root_user=True)
         self._accounts_stamp: tuple | None = None
         self.running = RunningJobs(self)  # launches, limits, stops and ends of running jobs
 
@@ -326,7 +326,8 @@ class Controller:
             stamp = None
         if stamp != self._accounts_stamp:
             try:
-                self._associations = parse_accounts(path.read_text(), str(path)) if stamp else AssociationTree()
+                self._associations = (parse_accounts(path.read_text(), str(path), root_user=True) if stamp
+                                      else AssociationTree(root_user=True))
                 self._accounts_stamp = stamp
             except (OSError, AccountsError) as exc:
                 log.error("accounts.conf not read again, the last one kept: %s", exc)
@@ -349,10 +350,10 @@ class Controller:
     def requester(self, user: str, submitter: str | None = None) -> Requester:
         """``user`` as the access rules (:mod:`minislurm.sched.access`) see them: their privileges
         (those of ``submitter`` when root submits for them), Unix groups and associations.
-        root is in account root, as sacctmgr puts it when the cluster is made."""
+        root is in account root, as in every tree (:class:`AssociationTree`)."""
         tree = self.associations()
         asker = submitter or user
-        accounts = tuple(tree.accounts_of(user)) or (("root",) if user == "root" else ())
+        accounts = tuple(tree.accounts_of(user))
         return Requester(user, operator=asker in self.operators,
                          super_user=asker in self.super_users, groups=_groups(user), accounts=accounts)
 

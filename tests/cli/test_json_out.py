@@ -137,12 +137,17 @@ def test_sacct_array_task_ids():
 
 
 def test_sshare():
-    rows = [{"account": "root", "user": None, "raw_shares": 1, "norm_shares": 1.0, "raw_usage": 10.0,
-             "effective_usage": 1.0, "fairshare": None, "norm_usage": 1.0, "level_fs": None},
-            {"account": "research", "user": "alice", "raw_shares": 1, "norm_shares": 0.5, "raw_usage": 10.0,
+    """share_rows has no row for root: the document adds it first, with the top rows' usage."""
+    rows = [{"account": "root", "user": "root", "raw_shares": 1, "norm_shares": 0.5, "raw_usage": 0.0,
+             "effective_usage": 0.0, "fairshare": 1.0, "norm_usage": 0.0, "level_fs": "inf"},
+            {"account": "research", "user": None, "raw_shares": 1, "norm_shares": 0.5, "raw_usage": 10.0,
+             "effective_usage": 1.0, "fairshare": None, "norm_usage": 1.0, "level_fs": 0.5},
+            {"account": "research", "user": "alice", "raw_shares": 1, "norm_shares": 1.0, "raw_usage": 10.0,
              "effective_usage": 1.0, "fairshare": 0.25, "norm_usage": 1.0, "level_fs": "inf"}]
-    root, alice = json_out.sshare_document(rows, {"research": "root"})["shares"]
-    assert (root["name"], root["parent"], root["type"]) == ("root", "", ["ASSOCIATION"])
+    root, root_user, research, alice = json_out.sshare_document(rows, {"research": "root"})["shares"]
+    assert (root["name"], root["parent"], root["type"], root["usage"]) == ("root", "", ["ASSOCIATION"], 10)
+    assert (root_user["name"], root_user["parent"], root_user["type"]) == ("root", "root", ["USER"])
+    assert (research["name"], research["parent"], research["type"]) == ("research", "root", ["ASSOCIATION"])
     assert (alice["name"], alice["parent"], alice["type"]) == ("alice", "research", ["USER"])
     assert alice["fairshare"] == {"factor": 0.25, "level": None} and alice["shares"] == 1
 

@@ -16,7 +16,7 @@ TREE = "Account=research\nAccount=ml Parent=research Fairshare=4\nUser=ann Accou
 class FakeClient:
     def call(self, method, path, body=None, **kw):
         assert (method, path) == ("GET", "/associations")
-        return {"cluster": "lab", "associations": view(parse_accounts(TREE))}
+        return {"cluster": "lab", "associations": view(parse_accounts(TREE, root_user=True))}
 
 
 @pytest.fixture

@@ -23,7 +23,6 @@ OPEN = {
     "array_ids": "on the twin a task held by itself (scontrol uhold A_3) leaves the array's record at once with "
                  "its own id, and a pending task cancelled by itself leaves no sacct row; minislurm keeps the held "
                  "task in the record until it starts and records the cancelled one",
-    "divergences_open": "sshare has no root user under the root account (the twin's sacctmgr makes one, with one share)",
 }
 
 

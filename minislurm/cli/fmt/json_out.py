@@ -428,14 +428,19 @@ def _number(x):
 
 def sshare_document(rows: list[dict], parents: dict | None = None, *, cluster: str | None = None) -> dict:
     """minislurm's ``sshare --json`` (sshare has none in 22.05): 23.11's share entries' names
-    (``name``, ``parent``, ``shares``, ``usage``, ``fairshare.factor``, ``type``) with plain numbers."""
-    out = []
+    (``name``, ``parent``, ``shares``, ``usage``, ``fairshare.factor``, ``type``) with plain numbers,
+    root's entry first, as sshare's table has it."""
+    top = [r for r in rows if (r["account"] == "root" if r.get("user") else
+                               (parents or {}).get(r["account"], "root") in (None, "root"))]
+    out = [{"cluster": cluster, "name": "root", "parent": "", "partition": None, "shares_normalized": 0.0,
+            "shares": None, "tres": {"run_seconds": [], "group_minutes": [], "usage": []}, "effective_usage": 1.0,
+            "usage_normalized": 1.0, "usage": sum(r.get("raw_usage") or 0 for r in top),
+            "fairshare": {"factor": None, "level": None}, "type": ["ASSOCIATION"]}]
     for r in rows:
         user = r.get("user")
         out.append({
             "cluster": cluster, "name": user or r["account"],
-            "parent": r["account"] if user else (parents or {}).get(r["account"]) or ("" if r["account"] == "root"
-                                                                                     else "root"),
+            "parent": r["account"] if user else (parents or {}).get(r["account"]) or "root",
             "partition": None, "shares_normalized": _number(r.get("norm_shares")), "shares": r.get("raw_shares"),
             "tres": {"run_seconds": [], "group_minutes": [], "usage": []},
             "effective_usage": _number(r.get("effective_usage")), "usage_normalized": _number(r.get("norm_usage")),
