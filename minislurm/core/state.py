@@ -137,10 +137,10 @@ class ClusterState:
 
     def start(self, job: Job, alloc: Allocation, now: float) -> None:
         """Run the job on ``alloc``.  A task still in its array's record is split off first and
-        takes its own id (:meth:`_split_off`): read ``job.job_id`` after this call."""
+        takes its own id (:meth:`split_off`): read ``job.job_id`` after this call."""
         self._dequeued(job.job_id)
         if job.job_id < 0:
-            self._split_off(job)
+            self.split_off(job)
         self.nodes.allocate(job.job_id, alloc)
         self.running[job.job_id] = job
         job.state = JobState.RUNNING
@@ -152,18 +152,35 @@ class ClusterState:
             self.array_running[job.array_job_id] += 1
         self.touch()
 
-    def _split_off(self, job: Job) -> None:
-        """Give a starting task of an array's record the id Slurm gives it: the next free id,
-        or, for the last task left pending in the record, the array's own id."""
+    def split_off(self, job: Job) -> None:
+        """Give a task of an array's record (one starting, or one held by itself) the id Slurm
+        gives it: the next free id, or, for the last task left pending in the record, the
+        array's own id.  A pending task stays queued, under its new id."""
         array = job.array_job_id
         tasks = self.array_tasks[array]
-        rest = any(t < 0 and t != job.job_id and self.jobs[t].pending for t in tasks)
-        new_id = self.new_job_id() if rest or array in self.jobs else array
+        queued = job.job_id in self.pending
+        if queued:
+            self._dequeued(job.job_id)
+        new_id = self.new_job_id() if self.in_record_beside(job) or array in self.jobs else array
         tasks[tasks.index(job.job_id)] = new_id
         del self.jobs[job.job_id]
         job.job_id = new_id
         self.jobs[new_id] = job
+        if queued:
+            self._queued(job)
         self.reprioritized()  # readers that keep copies (QueueOrder, Releases) knew the old key
+
+    def in_record_beside(self, job: Job) -> bool:
+        """Whether another task still waits in the array record ``job`` is in."""
+        return any(t < 0 and t != job.job_id and self.jobs[t].pending for t in self.array_tasks[job.array_job_id])
+
+    def forget_task(self, job: Job) -> None:
+        """Take a pending task out of its array's record as if it had never been in it (Slurm
+        clears its bit: no record is left of it, not even in accounting)."""
+        self._dequeued(job.job_id)
+        self.array_tasks[job.array_job_id].remove(job.job_id)
+        del self.jobs[job.job_id]
+        self.touch()
 
     def _release(self, job: Job) -> None:
         if job.job_id in self.running:

@@ -7,6 +7,7 @@ A requeued job keeps its id; each run is its own record (told apart by ``restart
 
 from __future__ import annotations
 
+import signal
 from typing import TYPE_CHECKING
 
 from minislurm.core.hostlist import compress
@@ -49,7 +50,7 @@ def record_job(ctl: "Controller", job: Job, *, state: JobState | None = None, en
         row.update(start=None, alloc_cpus=0, alloc_gpus=0, nodes="None assigned")
     row.update(_job_usage(ctl, job))
     ended = {"exit_code": row["exit_code"], "exit_signal": row["exit_signal"]}
-    if state is JobState.TIMEOUT:  # sacct's job line says 0:0 (22.05); its batch step, how the shell ended
+    if state in (JobState.TIMEOUT, JobState.CANCELLED):  # the job line says 0:0 (22.05); its batch step, how the shell ended
         row.update(exit_code=0, exit_signal=0)
     ctl.store.put_acct(job.job_id, job.restart_count, "", row)
     if ctl.live[job.job_id].batch and job.alloc is not None and state is not JobState.PENDING:
@@ -85,17 +86,23 @@ def record_step(ctl: "Controller", job: Job, step: dict) -> None:
     row.update(step=str(step["step_id"]), name=step["name"], partition="", state=step["state"], ntasks=step["ntasks"],
                start=step["start"], end=step.get("end"), exit_code=step.get("exit_code", 0),
                exit_signal=step.get("exit_signal", 0), alloc_cpus=step["cpus"], alloc_gpus=step["gpus"],
-               nnodes=len(step["nodes"]), nodes=compress(step["nodes"]), cancelled_by=None)
+               nnodes=len(step["nodes"]), nodes=compress(step["nodes"]), cancelled_by=None,
+               ended_with_job=step.get("ended_with_job", False))
     ctl.store.put_acct(job.job_id, job.restart_count, str(step["step_id"]), row)
 
 
 def close_steps(ctl: "Controller", job: Job, final: JobState) -> None:
-    """Steps still running when their job ends are ended with it."""
+    """Steps still running when their job ends are ended with it: a cancelled, timed-out or
+    requeued job's were sent SIGTERM (22.05's sacct: 0:15), whatever srun has yet to say."""
     now = ctl.clock()
     run = ctl.runs.get(job.job_id)
+    terminated = final in (JobState.CANCELLED, JobState.TIMEOUT, JobState.REQUEUED)
     for step in (run.steps if run else {}).values():
         if step["state"] == "RUNNING":
-            step.update(state="CANCELLED" if final is not JobState.NODE_FAIL else "NODE_FAIL", end=now)
+            step.update(state="CANCELLED" if final is not JobState.NODE_FAIL else "NODE_FAIL", end=now,
+                        ended_with_job=True)
+            if terminated:
+                step.update(exit_code=0, exit_signal=int(signal.SIGTERM))
             ctl.save_step(job, step)
 
 

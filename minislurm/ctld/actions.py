@@ -20,10 +20,18 @@ if TYPE_CHECKING:
     from minislurm.core.job import Job
     from minislurm.ctld.controller import Controller
 
+def in_record(job: Job) -> bool:
+    """A pending array task still in its array's record, beside others (its key is negative
+    until it takes an id of its own)."""
+    return job.job_id < 0
+
+
 async def cancel(ctl: "Controller", user: str, uid: int, job_id: int, signal: int | None = None,
-                 target: str | None = None) -> Job | None:
+                 target: str | None = None, alone: bool = False) -> Job | None:
     """scancel.  With ``signal`` (``-s``, ``-b``, ``-f``) the job is only signalled: its steps by
-    default, the batch script's process tree with ``-b``, everything with ``-f``.
+    default, the batch script's process tree with ``-b``, everything with ``-f``.  ``alone``:
+    the task was named by itself (``A_2``): if it waits in its array's record beside others, it
+    leaves no record at all, as on 22.05 (sacct never shows it).
 
     Returns a running job whose stop is saved but not yet told: the caller answers its
     requester, then tells the agents (``ctl.running.deliver_ending``), as slurmctld replies
@@ -40,6 +48,10 @@ async def cancel(ctl: "Controller", user: str, uid: int, job_id: int, signal: in
         await ctl.running.signal_job(job_id, signal, target=target)
         return
     live = ctl.live[job_id]
+    if alone and in_record(job) and ctl.state.in_record_beside(job):
+        ctl.forget_task(job)
+        await ctl.commit()
+        return None
     if job.state is JobState.PENDING:
         live.cancelled_by = uid
         ctl.state.finish(job, JobState.CANCELLED, ctl.clock())
@@ -87,9 +99,11 @@ def requeue_now(ctl: "Controller", job, hold: str | None) -> None:
     ctl.save_job(job)
 
 
-async def hold(ctl: "Controller", user: str, job_id: int, kind: str | None = None) -> None:
+async def hold(ctl: "Controller", user: str, job_id: int, kind: str | None = None, alone: bool = False) -> None:
     """``scontrol hold`` (an operator's is an admin hold: only an operator releases it) and
-    ``uhold``.  A running job may be held too: the hold applies if it is requeued."""
+    ``uhold``.  A running job may be held too: the hold applies if it is requeued.  ``alone``:
+    the task was named by itself (``A_3``): held, it leaves its array's record with its own id,
+    as on 22.05."""
     job = ctl.job(job_id)
     ctl.may_modify(user, job)
     if job.state not in (JobState.PENDING, JobState.RUNNING):
@@ -100,6 +114,11 @@ async def hold(ctl: "Controller", user: str, job_id: int, kind: str | None = Non
     job.priority = 0
     job.reason = Reason.held(job.hold)
     ctl.state.reprioritized()
+    if alone and in_record(job):
+        key = job.job_id
+        ctl.state.split_off(job)
+        ctl.moved(key, job)
+        accounting.record_job(ctl, job)
     ctl.save_job(job)
     await ctl.commit()
 

@@ -109,7 +109,8 @@ async def cancel(request: web.Request) -> web.Response:
     ctl, body = _ctl(request), request[BODY]
     uid = ctl.ids_of(request[USER], body.get("uid", 0), 0)[0]
     for job in await targets.each(ctl, _job_id(request), _task(request), lambda job: actions.cancel(
-            ctl, request[USER], uid, job.job_id, body.get("signal"), body.get("target"))):
+            ctl, request[USER], uid, job.job_id, body.get("signal"), body.get("target"),
+            alone=_task(request) is not None)):
         _stop_after_answer(request, job)
     return web.json_response({"ok": True})
 
@@ -125,7 +126,7 @@ async def requeue(request: web.Request) -> web.Response:
 async def hold(request: web.Request) -> web.Response:
     ctl, body = _ctl(request), request[BODY]
     await targets.each(ctl, _job_id(request), _task(request), lambda job: actions.hold(
-        ctl, request[USER], job.job_id, body.get("kind")))
+        ctl, request[USER], job.job_id, body.get("kind"), alone=_task(request) is not None))
     return web.json_response({"ok": True})
 
 

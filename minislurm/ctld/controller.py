@@ -194,7 +194,7 @@ class Controller:
             self.state.start(job, start.alloc, now)
             self.expected.pop(start.job_id, None)
             if job.job_id != start.job_id:
-                self._split_off(start.job_id, job)
+                self.moved(start.job_id, job)
             live = self.live[job.job_id]
             live.launched = False
             if not live.batch:
@@ -205,15 +205,26 @@ class Controller:
             self.store.then(lambda job=job, inc=job.restart_count: self._started(job, inc))
         self.store.flush_soon()
 
-    def _split_off(self, key: int, job: Job) -> None:
-        """An array task took its own id as it started (ClusterState.start): what was kept
-        under its key moves to the id, and the id counter is saved with it."""
+    def moved(self, key: int, job: Job) -> None:
+        """An array task took its own id (ClusterState.split_off: as it started, or held by
+        itself): what was kept under its key moves to the id, and the id counter is saved with it."""
         self.live[job.job_id] = self.live.pop(key)
         self.sched_nodes.pop(key, None)
+        self.expected.pop(key, None)
         if key in self._waiters:
             self._waiters[job.job_id] = self._waiters.pop(key)
         self.store.drop_job(key)
         self.store.put_meta("next_job_id", self.state.next_job_id)
+
+    def forget_task(self, job: Job) -> None:
+        """A pending task cancelled by itself leaves its array's record without a trace
+        (ClusterState.forget_task): nothing is kept under its key, on disk either."""
+        key = job.job_id
+        self.state.forget_task(job)
+        self.live.pop(key, None)
+        self.sched_nodes.pop(key, None)
+        self.expected.pop(key, None)
+        self.store.drop_job(key)
 
     def _started(self, job: Job, incarnation: int) -> None:
         """The start is on disk: tell srun or sbatch --wait, and give a batch script to its agent."""

@@ -200,7 +200,7 @@ class RunningJobs:
         job.exit_signal = signal
         self.charge_usage(job, now)
         accounting.record_job(self.ctl, job, state=JobState.REQUEUED, end=now, exit_code=exit_code)
-        accounting.close_steps(self.ctl, job, JobState.CANCELLED)
+        accounting.close_steps(self.ctl, job, JobState.REQUEUED)
         requeue_now(self.ctl, job, hold)
 
     def _ended(self, job: Job, final: JobState | None, reason: str, now: float, exit_code: int, signal: int,

@@ -108,7 +108,8 @@ async def complete(ctl: "Controller", user: str, job_id: int, step_id: int, exit
         state = "CANCELLED"
     else:
         state = "COMPLETED" if exit_code == 0 else "FAILED"
-    step.update(state=state, end=ctl.clock(), exit_code=exit_code, exit_signal=signal)
+    step.update(state=state, end=ctl.clock(), exit_code=exit_code, exit_signal=signal,
+                ended_with_job=bool(ctl.live[job_id].ending) or job.state is not JobState.RUNNING)
     if usage:
         step.update(total_cpu=usage["cpu"], max_rss=usage["rss"])
     ctl.save_step(job, step)

@@ -17,7 +17,7 @@ TRES = ["cpu", "mem", "energy", "node", "billing", "fs/disk", "vmem", "pages"]
 class FairShareBook:
     def __init__(self, config: ClusterConfig, tree: AssociationTree | None = None):
         self.config = config
-        self.tree = tree if tree is not None else AssociationTree()
+        self.tree = tree if tree is not None else AssociationTree(root_user=True)  # a cluster's: root's too
         self.ledger = fairshare.UsageLedger(self.tree, config.priority.decay_half_life)
         self.fair_tree = "NO_FAIR_TREE" not in config.priority.flags
 

@@ -61,7 +61,7 @@ def fairshare_book(cfg: ClusterConfig, accounts: str | Path | None):
     path = Path(accounts) if accounts else None
     if path is None or not path.exists():
         return FairShareBook(cfg)
-    return FairShareBook(cfg, parse_accounts(path.read_text(), str(path)))
+    return FairShareBook(cfg, parse_accounts(path.read_text(), str(path), root_user=True))
 
 
 def replay(opts: ReplayOptions, out: str | Path | None) -> dict:

@@ -47,18 +47,32 @@ def test_scancel_of_an_array_id_cancels_every_pending_task(tmp_path):
     run(tmp_path, check)
 
 
-def test_a_task_alone_with_task_and_by_its_own_id(tmp_path):
+def test_a_task_alone_held_takes_its_own_id_and_cancelled_leaves_no_trace(tmp_path):
+    """As on 22.05 (twin session array_ids): ``scontrol uhold A_0`` takes the task out of the
+    array's record with the next free id; ``scancel A_2`` of a task waiting in the record beside
+    others clears it (no job, no sacct row); the last one left there is cancelled as a job."""
     async def check(api):
         array, tasks = await _array(api, 0, 3)
+        state = api.ctl.state
+
+        async def records() -> list:
+            return [(r["job_id"], r["display_id"], r["state"])
+                    for r in (await api.ok("GET", "/acct", params={"jobs": str(array)}))["records"]]
+
         await api.ok("POST", f"/jobs/{array}/cancel", {"uid": 0}, user="alice", params={"task": "2"})
-        assert [t.state for t in tasks] == [JobState.PENDING] * 2 + [JobState.CANCELLED, JobState.PENDING]
+        assert tasks[2].job_id not in state.jobs and tasks[2].job_id not in state.pending
+        assert sorted(state.jobs[t].array_task_id for t in state.array_tasks[array]) == [0, 1, 3]
         await api.ok("POST", f"/jobs/{array}/hold", {}, user="alice", params={"task": "0"})
-        assert [t.hold for t in tasks] == ["user", None, None, None]
+        assert (tasks[0].job_id, tasks[0].shown_id, tasks[0].hold) == (array + 1, array + 1, "user")
+        assert state.pending[array + 1] is tasks[0]
+        assert [t.shown_id for t in (tasks[1], tasks[3])] == [array, array] and tasks[1].job_id < 0
         status, reply, _ = await api.call("POST", f"/jobs/{array}/hold", {}, user="alice", params={"task": "7"})
         assert (status, reply["error"]) == (404, "Invalid job id specified")
-        # a pending task has no id of its own yet: the array's id shows for it (a started
-        # task's own id names it alone: tests/live/test_arrays.py)
-        assert {t.shown_id for t in tasks} == {array} and all(t.job_id < 0 for t in tasks)
+        await api.ok("POST", f"/jobs/{array}/cancel", {"uid": 0}, user="alice", params={"task": "1"})
+        await api.ok("POST", f"/jobs/{array}/cancel", {"uid": 0}, user="alice", params={"task": "3"})
+        assert tasks[3].state is JobState.CANCELLED  # the record's last task: a job that ends
+        assert sorted(await records(), key=lambda r: r[1]) == [
+            (array + 1, f"{array}_0", "PENDING"), (array, f"{array}_3", "CANCELLED")]
     run(tmp_path, check)
 
 

@@ -217,6 +217,7 @@ b=$(sbatch --parsable -N2 -o inside.out --wrap 'srun -v -n2 true 2>&1 | sort'); 
     "step_cancel": (False, r"""# Cancelled steps: slurmstepd's STEP line in a batch job's output and in srun's own job.
 rm -f batch.out; b=$(sbatch --parsable -o batch.out --wrap 'srun bash -c "echo started; sleep 60"'); upto 'grep -qs started batch.out'
 scancel $b; gone $b; upto 'grep -qs "STEP $b" batch.out'; grep slurmstepd batch.out | sed -E 's/[0-9T:-]{19}/T/' | sort | ids $b
+upto '[ "$(sacct -n -P -j '$b' -o End | grep -vc Unknown)" = 3 ]'; sacct -n -P -j $b -o JobID,State,ExitCode,DerivedExitCode | sed 's/ by [0-9]*//' | ids $b
 srun -J own sleep 60 > own.txt 2>&1 & p=$!
 upto '[ "$(squeue -h -n own -t R -o %i)" != "" ]'; j=$(squeue -h -n own -o %i); sleep 1
 scancel $j; wait $p; echo "rc=$?"; sed -E 's/[0-9T:-]{19}/T/' own.txt | ids $j

@@ -19,11 +19,7 @@ CLUSTER = {"conf": CONF}
 
 # Sessions minislurm does not yet print as the twin did (issue 22 item 7): strict, so the day
 # they pass the mark must go.
-OPEN = {
-    "array_ids": "on the twin a task held by itself (scontrol uhold A_3) leaves the array's record at once with "
-                 "its own id, and a pending task cancelled by itself leaves no sacct row; minislurm keeps the held "
-                 "task in the record until it starts and records the cancelled one",
-}
+OPEN: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=OPEN[n]))

@@ -165,11 +165,18 @@ def test_sigterm_is_forwarded_to_every_task(live):
     out, err = proc.communicate(timeout=20)
     assert sorted(out.splitlines()) == ["got-TERM-0", "got-TERM-1"]
     assert proc.returncode == 9
-    assert err.splitlines() == ["srun: error: gpu01: task 0: Exited with exit code 9",
-                                "srun: error: gpu02: task 1: Exited with exit code 9"]
+    assert sorted(err.splitlines()) == ["srun: error: gpu01: task 0: Exited with exit code 9",
+                                        "srun: error: gpu02: task 1: Exited with exit code 9"]
 
 
 KILLED = ["srun: error: gpu01: task 0: Killed", "srun: error: gpu02: task 1: Killed"]
+
+
+def forced(err: str) -> list[str]:
+    """srun's lines after a forced termination, the exit lines sorted: each node's reaches srun
+    when it does (on Slurm too), so under load gpu02's may come first."""
+    lines = err.splitlines()
+    return lines[:2] + sorted(lines[2:])
 
 
 def test_ctrl_c_reports_then_a_second_within_a_second_aborts(live):
@@ -186,8 +193,8 @@ def test_ctrl_c_reports_then_a_second_within_a_second_aborts(live):
     assert proc.poll() is None
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=20)
-    assert err.splitlines() == [f"srun: sending Ctrl-C to StepId={job_id}.0", "srun: forcing job termination",
-                                *KILLED]
+    assert forced(err) == [f"srun: sending Ctrl-C to StepId={job_id}.0", "srun: forcing job termination",
+                           *KILLED]
     assert (proc.returncode, out) == (128 + 9, "")
     until(lambda: not live.job_processes(job_id), 10, "the step's processes to end")
 
@@ -197,8 +204,8 @@ def test_quit_on_interrupt_aborts_on_the_first_ctrl_c(live):
     job_id = max(j["job_id"] for j in live.api.call("GET", "/jobs")["jobs"])
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=20)
-    assert err.splitlines() == [f"srun: sending Ctrl-C to StepId={job_id}.0", "srun: forcing job termination",
-                                *KILLED]
+    assert forced(err) == [f"srun: sending Ctrl-C to StepId={job_id}.0", "srun: forcing job termination",
+                           *KILLED]
     assert proc.returncode == 137
 
 

@@ -41,6 +41,7 @@ import pwd
 import grp
 import signal as signals
 
+from minislurm.cli.fmt.sacct import derived_exit
 from minislurm.cli.fmt.scontrol import _ids, _out_path, tres_string
 from minislurm.cli.fmt.scontrol_nodes import alloc_tres, node_state_string
 from minislurm.cli.helptext import SLURM_VERSION
@@ -376,8 +377,7 @@ def _step_record(job: dict, r: dict, now: float | None) -> dict:
 def _sacct_job(r: dict, steps: list[dict], *, cluster: str | None, now: float | None) -> dict:
     array, _, task = (r.get("display_id") or "").partition("_")
     pending = r.get("state") == "PENDING"
-    worst = max(((s.get("exit_code", 0), s.get("exit_signal", 0)) for s in steps if str(s["step"]).isdigit()),
-                default=(0, 0))
+    worst = derived_exit(steps)
     killer = _user_name(r["cancelled_by"]) if r.get("cancelled_by") is not None else None
     tasks = task[1:-1] if task.startswith("[") else None  # a pending array's record: 12_[1-3]
     return {

@@ -167,13 +167,19 @@ def _cell(text: str, size: int) -> str:
     return (text.rjust(width) if size > 0 else text.ljust(width)) + " "
 
 
+def derived_exit(steps: list[dict]) -> tuple[int, int]:
+    """DerivedExitCode (code, signal): the worst exit of a job's srun steps, leaving out those
+    stopped with their job (22.05: a cancelled job's step says 0:15, its job 0:0)."""
+    return max(((s.get("exit_code", 0), s.get("exit_signal", 0)) for s in steps
+                if str(s["step"]).isdigit() and not s.get("ended_with_job")), default=(0, 0))
+
+
 def _with_derived(records: list[dict]) -> list[dict]:
-    worst: dict[tuple, tuple[int, int]] = {}
+    steps: dict[tuple, list[dict]] = {}
     for r in records:
-        if _is_step(r) and str(r["step"]).isdigit():
-            key = (r["job_id"], r.get("restart"))
-            worst[key] = max(worst.get(key, (0, 0)), (r.get("exit_code", 0), r.get("exit_signal", 0)))
-    return [r if _is_step(r) else dict(r, derived_exit="%d:%d" % worst.get((r["job_id"], r.get("restart")), (0, 0)))
+        if _is_step(r):
+            steps.setdefault((r["job_id"], r.get("restart")), []).append(r)
+    return [r if _is_step(r) else dict(r, derived_exit="%d:%d" % derived_exit(steps.get((r["job_id"], r.get("restart")), [])))
             for r in records]
 
 
