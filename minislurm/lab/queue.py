@@ -133,5 +133,6 @@ def rank(queue: Sequence[QueuedJob] = QUEUE, weights: Weights = Weights(),
     state.set_priorities(priority.recompute(state, now, fs))
     ranked = {by_id[j.job_id]: factors(j, state, now, fs) for j in state.pending.values()}
     order = [by_id[j.job_id] for j in priority_order(state)]
-    usage = {(a.account, a.user): ledger.usage(a.key) / (cpus_per_gpu * HOUR) for a in tree.users()}
+    used = ledger.at(now)
+    usage = {(a.account, a.user): used.usage(a.key) / (cpus_per_gpu * HOUR) for a in tree.users()}
     return Ranked(order, ranked, fs, usage, fairshare.share_rows(tree, ledger, now, weights.fair_tree))

@@ -37,6 +37,14 @@ class UsageLedger:
                 self._usage[k] *= f
         self._as_of = now
 
+    def at(self, now: float) -> "UsageLedger":
+        """The usage as it stands at ``now`` (decayed), in a new ledger: reading it never
+        changes this one, so a look at t=10,000 leaves what a later look at t=100 sees."""
+        view = UsageLedger(self.tree, self.half_life)
+        view._usage, view._as_of = dict(self._usage), self._as_of
+        view.decay_to(now)
+        return view
+
     def charge(self, user: str, account: str, amount: float, now: float) -> None:
         self.decay_to(now)
         assoc: Association | None = self.tree.user(user, account)
@@ -160,13 +168,14 @@ def _fair_tree(tree: AssociationTree, ledger: UsageLedger) -> dict[Key, float]:
 
 
 def factors(tree: AssociationTree, ledger: UsageLedger, now: float, fair_tree: bool = True) -> dict[Key, float]:
-    """The fair-share factor in [0, 1] of every user association."""
-    ledger.decay_to(now)
+    """The fair-share factor in [0, 1] of every user association, from the usage at ``now``."""
+    ledger = ledger.at(now)
     return _fair_tree(tree, ledger) if fair_tree else _classic(tree, ledger)
 
 
 def share_rows(tree: AssociationTree, ledger: UsageLedger, now: float, fair_tree: bool = True) -> list[ShareRow]:
-    """What ``sshare -a`` shows, in tree order."""
+    """What ``sshare -a`` shows at ``now``, in tree order."""
+    ledger = ledger.at(now)
     f = factors(tree, ledger, now, fair_tree)
     # As Slurm's sshare: with Fair Tree, Norm Shares is S against the siblings and Effectv
     # Usage is usage / parent's usage; classic shows the product of shares and UE.

@@ -117,6 +117,18 @@ def test_new_charges_add_to_decayed_usage():
     assert ledger.usage(("phys", "alice")) == 300.0
 
 
+def test_reading_factors_or_rows_never_changes_the_ledger():
+    """sched takes nothing it mutates (issue 23 item 5): a look far ahead leaves the usage that a
+    later, earlier look sees, and sshare's rows at a time show the usage decayed to it."""
+    tree, ledger = ledger_with(TREE, {("phys", "alice"): 1000.0, ("chem", "carol"): 10.0}, half_life=DAY)
+    before = fairshare.factors(tree, ledger, 100.0)
+    fairshare.factors(tree, ledger, 10_000 * DAY)
+    rows = {(r.account, r.user): r.raw_usage for r in share_rows(tree, ledger, DAY)}
+    assert rows[("phys", "alice")] == 500.0 and ledger.usage(("phys", "alice")) == 1000.0
+    assert fairshare.factors(tree, ledger, 100.0) == before
+    assert ledger.at(2 * DAY).usage(("phys", "alice")) == 250.0 and ledger.usage(("phys", "alice")) == 1000.0
+
+
 @pytest.mark.parametrize("half_life", [math.inf, 0.0])
 def test_infinite_or_zero_half_life_means_no_decay(half_life):
     tree, ledger = ledger_with(TREE, {("phys", "alice"): 1000.0}, half_life=half_life)
