@@ -7,6 +7,7 @@ import sys
 import time
 
 from minislurm.client import ClientError
+from minislurm.core.reservation import FLAGS
 from minislurm.core.timefmt import parse_begin, parse_time_limit
 
 
@@ -14,7 +15,7 @@ class NotCreated(ValueError):
     """A reservation request scontrol itself refuses ("...  No reservation created.")."""
 
 
-RESV_FLAGS = {"MAINT", "IGNORE_JOBS", "SPEC_NODES"}  # the ones minislurm models (book ch. 9)
+RESV_FLAGS = set(FLAGS)  # the ones minislurm models (book ch. 9)
 
 
 def reservation_fields(pairs: dict[str, str], create: bool = False) -> dict:

@@ -6,13 +6,18 @@ listed may run on its nodes.
 
 Flags modelled: ``MAINT`` (sinfo shows the idle nodes as ``maint``, not ``resv``) and
 ``IGNORE_JOBS`` (the reservation may start on nodes that jobs still run on); ``SPEC_NODES`` is
-shown when the nodes were named.  Other Slurm flags are refused at creation.
+shown when the nodes were named; ``REPLACE_DOWN`` is kept and shown, for a reservation by count
+only (a reservation by count replaces its lost nodes whether it has the flag or not, as Slurm
+22.05 does).  Other Slurm flags are refused at creation.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+
+
+FLAGS = ("MAINT", "IGNORE_JOBS", "SPEC_NODES", "REPLACE_DOWN")  # those modelled, in the order Slurm lists them
 
 
 @dataclass

@@ -32,7 +32,7 @@ from minislurm.core.job import Job
 from minislurm.core.layout import block, node_tasks
 from minislurm.core.state import ClusterState
 from minislurm.core.states import JobState, Reason
-from minislurm.ctld import accounting
+from minislurm.ctld import accounting, reservations
 from minislurm.ctld.agents import Agent, AgentClient
 from minislurm.ctld.jobs import Live, job_to_dict
 from minislurm.ctld.recovery import recover
@@ -47,6 +47,7 @@ from minislurm.sched.releases import Releases
 from minislurm.sched.schedule import schedule
 
 log = logging.getLogger("minislurm.ctld")
+RESERVATION_CHECK = 2.0  # seconds between looks for reserved nodes lost (reservations.replace_lost)
 
 
 class Controller:
@@ -101,6 +102,7 @@ class Controller:
         self.spawn(self._backfill_loop())
         self.spawn(health_loop(self))
         self.spawn(every(1.0, self.running.check_inactive, log))
+        self.spawn(every(RESERVATION_CHECK, lambda: reservations.replace_lost(self), log))
         if self.config.priority.type == "priority/multifactor":
             self.spawn(self._priority_loop())
         for job in list(self.state.running.values()):

@@ -5,11 +5,14 @@ change or delete one ("Invalid user id" otherwise); its users must exist; it may
 node and a moment with another reservation; it may not start on nodes that running jobs would
 still hold, unless ``Flags=IGNORE_JOBS``; ``NodeCnt=N`` takes free nodes of the partition
 (default: the default one) in name order, at most as many as it has; one that a running job
-uses cannot be deleted.
+uses cannot be deleted.  A reservation by count replaces a node that goes DOWN or DRAINED with
+a free one of its partition within seconds, with ``Flags=REPLACE_DOWN`` or without it; named
+nodes are never replaced, and asking for REPLACE_DOWN with them is "Invalid node name specified".
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import pwd
 from dataclasses import replace
@@ -18,12 +21,12 @@ from typing import TYPE_CHECKING
 from minislurm.core import errors
 from minislurm.core.errors import SlurmError
 from minislurm.core.hostlist import HostlistError, expand
-from minislurm.core.reservation import AdvanceReservation
+from minislurm.core.reservation import FLAGS, AdvanceReservation
 
 if TYPE_CHECKING:
     from minislurm.ctld.controller import Controller
 
-FLAGS = {"MAINT", "IGNORE_JOBS", "SPEC_NODES"}
+log = logging.getLogger("minislurm.ctld")
 NODES_BUSY = "Requested nodes are busy"
 OVERLAP = "Requested reservation overlaps with another reservation"
 IN_USE = "Requested reservation is in use"
@@ -64,16 +67,23 @@ def _busy(ctl: "Controller", r: AdvanceReservation) -> set[str]:
             and job.start_time + job.time_limit > r.start for n in job.alloc.nodes}
 
 
+def _free(ctl: "Controller", r: AdvanceReservation, part, others: list) -> list[str]:
+    """The partition's nodes, in order, that are up and neither reserved by ``others`` in
+    ``r``'s window nor (without IGNORE_JOBS) busy into it."""
+    st = ctl.state
+    busy = set() if "IGNORE_JOBS" in r.flags else _busy(ctl, replace(r, nodes=tuple(part.nodes)))
+    taken = {n for o in others if o.start < r.end and r.start < o.end for n in o.nodes}
+    return [n for n in part.nodes if n not in busy | taken and st.nodes.usable[st.nodes.index[n]]]
+
+
 def _by_count(ctl: "Controller", r: AdvanceReservation, count: int, others: list) -> tuple[str, ...]:
-    """``NodeCnt=``: the partition's first nodes that are neither reserved nor (without
-    IGNORE_JOBS) busy; Slurm 22.05 asks for no more than the partition has."""
+    """``NodeCnt=``: the partition's first free nodes; Slurm 22.05 asks for no more than the
+    partition has."""
     st = ctl.state
     part = st.partitions.get(r.partition) if r.partition else st.default_partition()
     if part is None:
         raise SlurmError(errors.INVALID_PARTITION)
-    busy = set() if "IGNORE_JOBS" in r.flags else _busy(ctl, replace(r, nodes=tuple(part.nodes)))
-    taken = {n for o in others if o.start < r.end and r.start < o.end for n in o.nodes}
-    free = [n for n in part.nodes if n not in busy | taken and st.nodes.usable[st.nodes.index[n]]]
+    free = _free(ctl, r, part, others)
     want = min(count, len(part.nodes))
     if len(free) < want:
         raise SlurmError(NODES_BUSY)
@@ -98,7 +108,7 @@ def _apply(ctl: "Controller", old: AdvanceReservation, fields: dict, now: float)
         r.accounts = frozenset(a for a in fields["accounts"].split(",") if a)
     if "flags" in fields:
         r.flags = frozenset(f.upper() for f in fields["flags"].split(",") if f)
-        if r.flags - FLAGS:
+        if r.flags - set(FLAGS):
             raise SlurmError(f"Error parsing flags {','.join(sorted(r.flags - FLAGS))}")
     if "partition" in fields:
         r.partition = fields["partition"]
@@ -118,6 +128,8 @@ def _apply(ctl: "Controller", old: AdvanceReservation, fields: dict, now: float)
         r.partition = None
     elif "node_count" in fields:
         r.nodes = _by_count(ctl, r, fields["node_count"], others)
+    if "REPLACE_DOWN" in r.flags and "SPEC_NODES" in r.flags:  # as 22.05 answers it
+        raise SlurmError(errors.INVALID_NODE_NAME)
     if any(r.overlaps(o) for o in others):
         raise SlurmError(OVERLAP)
     if "IGNORE_JOBS" not in r.flags and ({"nodes", "node_count", "start"} & fields.keys()) and \
@@ -156,6 +168,31 @@ async def update(ctl: "Controller", name: str, fields: dict) -> None:
     ctl.state.add_reservation(r)  # swapped in whole, only once every field was accepted
     ctl.store.put_reservation(name, to_dict(r))
     await ctl.commit()
+
+
+async def replace_lost(ctl: "Controller") -> None:
+    """Every reservation by count that has not ended swaps each of its nodes that is DOWN or
+    DRAINED for a free node of its partition, while there is one (slurmctld's periodic check;
+    the twin did it within 5 s): a run requeued from a lost node starts again inside it."""
+    now, changed = ctl.clock(), False
+    usable, index = ctl.state.nodes.usable, ctl.state.nodes.index
+    for r in list(ctl.state.reservations.values()):
+        lost = [n for n in r.nodes if not usable[index[n]]]
+        part = ctl.state.partitions.get(r.partition) if r.partition else None
+        if not lost or part is None or "SPEC_NODES" in r.flags or r.end <= now:
+            continue
+        others = [o for o in ctl.state.reservations.values() if o.name != r.name]
+        spares = [n for n in _free(ctl, r, part, others) if n not in r.nodes]
+        swaps = dict(zip(lost, spares))
+        if not swaps:
+            continue
+        fresh = replace(r, nodes=tuple(swaps.get(n, n) for n in r.nodes))
+        log.info("reservation %s: %s replaced by %s", r.name, ",".join(swaps), ",".join(swaps.values()))
+        ctl.state.add_reservation(fresh)
+        ctl.store.put_reservation(r.name, to_dict(fresh))
+        changed = True
+    if changed:
+        await ctl.commit()
 
 
 async def delete(ctl: "Controller", name: str) -> None:

@@ -222,6 +222,22 @@ srun -J own sleep 60 > own.txt 2>&1 & p=$!
 upto '[ "$(squeue -h -n own -t R -o %i)" != "" ]'; j=$(squeue -h -n own -o %i); sleep 1
 scancel $j; wait $p; echo "rc=$?"; sed -E 's/[0-9T:-]{19}/T/' own.txt | ids $j
 """),
+    # Issue 25 item 2: a reservation by count swaps a lost node for a free one, flag or not.
+    "reservation_spares": (True, r"""for r in sp1 sp2 sp3; do scontrol delete ReservationName=$r >/dev/null 2>&1; done
+nodes() { scontrol show res $1 | grep -o -E "Nodes=[^ ]*"; }
+scontrol create reservation ReservationName=sp1 NodeCnt=1 StartTime=now Duration=10 Users=root Flags=REPLACE_DOWN; echo "rc=$?"
+scontrol show res sp1 | grep -o -E "(Nodes|Flags)=[^ ]*"
+j=$(sbatch --parsable --reservation=sp1 --requeue -o /dev/null --wrap 'sleep 60'); running $j 1; squeue -h -j $j -o '%T %N'
+scontrol update NodeName=c1 State=DRAIN Reason=failing; echo "rc=$?"
+upto '[ "$(nodes sp1)" = Nodes=c2 ]'; nodes sp1; squeue -h -j $j -o '%T %N'
+scontrol requeue $j; upto '[ "$(squeue -h -j '$j' -o %T)" = RUNNING ]'; squeue -h -j $j -o '%T %N'
+scancel $j; gone $j; scontrol update NodeName=c1 State=RESUME; scontrol delete ReservationName=sp1; idle
+scontrol create reservation ReservationName=sp2 NodeCnt=1 StartTime=now Duration=10 Users=root; echo "rc=$?"
+n=$(nodes sp2 | cut -d= -f2); scontrol update NodeName=$n State=DRAIN Reason=flaky
+upto '[ "$(nodes sp2)" != "Nodes=$n" ]'; [ "$(nodes sp2)" != "Nodes=$n" ] && echo "replaced without the flag"
+scontrol update NodeName=$n State=RESUME; scontrol delete ReservationName=sp2
+scontrol create reservation ReservationName=sp3 Nodes=c1 StartTime=now Duration=10 Users=root Flags=REPLACE_DOWN; echo "rc=$?"
+"""),
     # What minislurm does not do as 22.05 yet (test_slurm_conformance.OPEN says why).
     "divergences_open": (True, r"""# Issue 22 item 7, still open: tasks per node, sshare's root user, srun on drained nodes and cancelled steps.
 for n in 3 4 5 10; do

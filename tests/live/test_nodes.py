@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import getpass
 import re
 import time
 
@@ -124,3 +125,28 @@ def test_node_update_by_a_user_is_refused(live):
     r = live.run("scontrol", "update", "NodeName=gpu02", "State=DOWN", "Reason=x", env={"SLURM_JWT": token})
     assert (r.returncode, r.stderr) == (1, "slurm_update error: Invalid user id\n")
     assert live.node("gpu02")["state"] == "idle"
+
+
+def test_a_reserved_run_that_loses_its_node_starts_again_on_a_spare(live):
+    """Issue 25 item 2, as Slurm 22.05 does it (twin session reservation_spares): a reservation
+    by count swaps its crashed node for a free one of the partition, and the run requeued off the
+    lost node starts again inside the reservation; named nodes and REPLACE_DOWN are refused."""
+    live.reset()
+    me = getpass.getuser()
+    r = live.run("scontrol", "create", "reservation", "ReservationName=frontier", "NodeCnt=1", "StartTime=now",
+                 "Duration=60", f"Users={me}", "Flags=REPLACE_DOWN")
+    assert r.returncode == 0, r.stderr
+    shown = live.run("scontrol", "show", "reservation", "frontier").stdout
+    assert "Nodes=gpu01 NodeCnt=1" in shown and "Flags=REPLACE_DOWN" in shown
+    job = live.sbatch("--reservation=frontier", "-o", "spare-%j.out", script=RERUN)
+    assert live.wait(job, "RUNNING")["nodes"] == "gpu01"
+    read_when(live.work / f"spare-{job}.out", lambda t: "run 0" in t)
+    live.c.kill_node("gpu01")
+    done = live.wait(job, "COMPLETED", timeout=30)
+    assert (done["nodes"], done["restart_count"]) == ("gpu02", 1)
+    assert "Nodes=gpu02 NodeCnt=1" in live.run("scontrol", "show", "reservation", "frontier").stdout
+    assert "run 1 on gpu02" in (live.work / f"spare-{job}.out").read_text()
+    assert live.run("scontrol", "delete", "ReservationName=frontier").returncode == 0
+    r = live.run("scontrol", "create", "reservation", "ReservationName=named", "Nodes=gpu02", "StartTime=now",
+                 "Duration=60", f"Users={me}", "Flags=REPLACE_DOWN")
+    assert (r.returncode, r.stderr) == (1, "Error creating the reservation: Invalid node name specified\n")

@@ -9,6 +9,7 @@ from minislurm.cli.fmt.fields import mem_units, timestamp
 from minislurm.cli.helptext import SLURM_VERSION as VERSION
 from minislurm.cli.fmt.scontrol import limit_text, null, record, show_time, tres_string
 from minislurm.core.hostlist import compress, expand
+from minislurm.core.reservation import FLAGS
 from minislurm.core.timefmt import format_elapsed
 
 
@@ -139,7 +140,7 @@ def show_hostlist(expr: str, sorted: bool = False) -> str:
     return compress(expand(expr), sort=sorted) + "\n"
 
 
-RESV_FLAG_ORDER = ["MAINT", "IGNORE_JOBS", "SPEC_NODES"]  # the order Slurm lists them in
+RESV_FLAG_ORDER = list(FLAGS)  # the order Slurm lists them in
 
 
 def show_reservation(resv: dict, *, now: float | None = None) -> str:
