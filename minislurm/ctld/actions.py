@@ -20,9 +20,10 @@ if TYPE_CHECKING:
     from minislurm.core.job import Job
     from minislurm.ctld.controller import Controller
 
+
 def in_record(job: Job) -> bool:
-    """A pending array task still in its array's record, beside others (its key is negative
-    until it takes an id of its own)."""
+    """A pending array task still in its array's record (its key is negative until it takes
+    an id of its own)."""
     return job.job_id < 0
 
 

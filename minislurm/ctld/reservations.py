@@ -108,8 +108,9 @@ def _apply(ctl: "Controller", old: AdvanceReservation, fields: dict, now: float)
         r.accounts = frozenset(a for a in fields["accounts"].split(",") if a)
     if "flags" in fields:
         r.flags = frozenset(f.upper() for f in fields["flags"].split(",") if f)
-        if r.flags - set(FLAGS):
-            raise SlurmError(f"Error parsing flags {','.join(sorted(r.flags - FLAGS))}")
+        unknown = r.flags - set(FLAGS)
+        if unknown:
+            raise SlurmError(f"Error parsing flags {','.join(sorted(unknown))}")
     if "partition" in fields:
         r.partition = fields["partition"]
     if r.end <= r.start:

@@ -314,3 +314,16 @@ def test_only_an_operator_puts_an_admin_hold(tmp_path):
         await api.ok("POST", f"/jobs/{job_id}/hold", {"kind": "admin"}, user="root")
         assert api.ctl.state.jobs[job_id].hold == "admin"
     run(tmp_path, check)
+
+
+def test_reservation_flags_are_checked_by_the_controller_too(tmp_path):
+    """scontrol checks flags first; the controller answers any other client as Slurm does (an
+    unknown flag once reached a set difference with a tuple: a 500)."""
+    async def check(api):
+        body = {"name": "x", "nodes": "node01", "start": None, "duration": 60, "users": "root"}
+        assert (await api.call("POST", "/reservations", dict(body, flags="BOGUS,MAINT"), user="root"))[:2] == (
+            400, {"error": "Error parsing flags BOGUS"})
+        assert (await api.call("POST", "/reservations", dict(body, flags="REPLACE_DOWN"), user="root"))[:2] == (
+            400, {"error": "Invalid node name specified"})
+        assert "x" not in api.ctl.state.reservations  # by count it is taken: tests/live/test_nodes.py
+    run(tmp_path, check)
