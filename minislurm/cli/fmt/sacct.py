@@ -179,8 +179,9 @@ def _with_derived(records: list[dict]) -> list[dict]:
     for r in records:
         if _is_step(r):
             steps.setdefault((r["job_id"], r.get("restart")), []).append(r)
-    return [r if _is_step(r) else dict(r, derived_exit="%d:%d" % derived_exit(steps.get((r["job_id"], r.get("restart")), [])))
-            for r in records]
+    def with_code(r: dict) -> dict:
+        return dict(r, derived_exit="%d:%d" % derived_exit(steps.get((r["job_id"], r.get("restart")), [])))
+    return [r if _is_step(r) else with_code(r) for r in records]
 
 
 def field_list() -> str:
