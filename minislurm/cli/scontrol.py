@@ -144,6 +144,7 @@ def _array_records(jobs: list[dict]) -> list[dict]:
 def _show_steps(client: Client, arg: str | None, oneliner: bool) -> int:
     """``show step[s] [JOBID[.STEP]]``: the running steps (see :mod:`minislurm.cli.fmt.scontrol_steps`)."""
     from minislurm.cli.fmt.scontrol_steps import show_step
+    from minislurm.cli.jobsteps import running_steps
     want_job, _, want_step = (arg or "").partition(".")
     every = client.call("GET", "/jobs")["jobs"]
     if want_job:
@@ -151,13 +152,7 @@ def _show_steps(client: Client, arg: str | None, oneliner: bool) -> int:
         if not every:
             print(f"slurm_get_job_steps error: {errors.INVALID_JOB_ID}", file=sys.stderr)
             return 1
-    jobs = {j["job_id"]: j for j in every if j.get("state") == "RUNNING"}
-    records = client.call("GET", "/acct", query={"jobs": ",".join(map(str, jobs))})["records"] if jobs else []
-    steps = [r for r in records if r["step"] is not None and r["state"] == "RUNNING" and r["job_id"] in jobs
-             and r.get("restart", 0) == jobs[r["job_id"]].get("restart_count", r.get("restart", 0))
-             and (not want_step or r["step"] == want_step)]
-    order = {"batch": -2, "extern": -1}
-    steps.sort(key=lambda r: (r["job_id"], order.get(r["step"], 0), int(r["step"]) if r["step"].isdigit() else 0))
+    jobs, steps = running_steps(client, every, want_step)
     if steps:
         _emit([show_step(r, jobs[r["job_id"]]) for r in steps], oneliner)
         return 0

@@ -7,7 +7,7 @@ import time
 from itertools import repeat
 
 from minislurm.cli.fmt import json_out
-from minislurm.cli.fmt.squeue import format_jobs, job_fields, view_keys
+from minislurm.cli.fmt.squeue import format_jobs, format_steps, job_fields, view_keys
 from minislurm.cli.helptext import LAYOUTS
 from minislurm.cli.main import ArgumentParser
 from minislurm.client import Client, ClientError
@@ -53,6 +53,8 @@ def parser() -> ArgumentParser:
     p.add_argument("-a", "--all", action="store_true", help="include hidden partitions' jobs")
     p.add_argument("-i", "--iterate", type=float, metavar="seconds", help="repeat every so many seconds")
     p.add_argument("-n", "--name", metavar="job_name(s)", help="only jobs with these names")
+    p.add_argument("-s", "--steps", nargs="?", const="", metavar="step(s)",
+                   help="running steps, not jobs (or only J.S,...)")
     json_out.add_options(p)
     return p
 
@@ -70,11 +72,38 @@ def _document(yaml: bool) -> int:
     return 0
 
 
+def _steps(args) -> int:
+    """``squeue -s``: the running steps of the jobs that ``-u``, ``-j`` and ``-p`` leave."""
+    from minislurm.cli.jobsteps import running_steps
+    client = Client()
+    try:
+        jobs = client.call("GET", "/jobs", query={"user": _me() if args.me else args.user,
+                                                  "partition": args.partition})["jobs"]
+        if args.jobs:
+            wanted = set(args.jobs.split(","))
+            jobs = [j for j in jobs if str(j["job_id"]) in wanted or j.get("display_id") in wanted]
+        running, steps = running_steps(client, jobs)
+    except ClientError as exc:
+        print(f"slurm_get_job_steps error: {exc}", file=sys.stderr)
+        return 1
+    if args.steps:
+        wanted = set(args.steps.split(","))
+        steps = [r for r in steps if f"{r['job_id']}.{r['step']}" in wanted
+                 or f"{r.get('display_id')}.{r['step']}" in wanted]
+    # squeue sorts by step id, where Slurm numbers the batch and extern steps past every srun's
+    steps.sort(key=lambda r: (r["job_id"], not r["step"].isdigit(), int(r["step"]) if r["step"].isdigit() else 0,
+                              r["step"] != "batch"))
+    sys.stdout.write(format_steps(steps, running, noheader=args.noheader, now=time.time()))
+    return 0
+
+
 def main(argv: list[str]) -> int:
     p = parser()
     args = p.parse_args(argv)
     if args.json or args.yaml:
         return _document(args.yaml)
+    if args.steps is not None:
+        return _steps(args)
     try:
         states = _states(args.states) if args.states else DEFAULT_STATES
         _, fields = job_fields(args.format, long=args.long, start=args.start, long_format=args.Format)

@@ -240,3 +240,16 @@ def test_the_keys_squeue_asks_for_are_all_it_reads():
         keys = view_keys(fields, sort)
         projected = [{k: j[k] for k in keys if k in j} for j in jobs]
         assert format_jobs(projected, fmt=fmt, sort=sort, now=NOW) == format_jobs(jobs, fmt=fmt, sort=sort, now=NOW)
+
+
+def test_steps_in_squeues_step_format():
+    """``squeue -s``: 22.05's ``%.15i %.8j %.9P %.8u %.9M %N`` (twin session squeue_steps)."""
+    from minislurm.cli.fmt.squeue import format_steps
+    job = {"partition": "gpu", "user": "alice"}
+    steps = [{"job_id": 7, "display_id": "7", "step": "batch", "name": "batch", "start": 100.0, "nodes": "c1"},
+             {"job_id": 7, "display_id": "7", "step": "0", "name": "a-long-name", "start": 130.0, "nodes": "c[1-2]"}]
+    assert format_steps(steps, {7: job}, now=165.0).splitlines() == [
+        "         STEPID     NAME PARTITION     USER      TIME NODELIST",
+        "        7.batch    batch       gpu    alice      1:05 c1",
+        "            7.0 a-long-n       gpu    alice      0:35 c[1-2]"]
+    assert format_steps([], {}, noheader=True, now=0.0) == ""

@@ -238,6 +238,13 @@ upto '[ "$(nodes sp2)" != "Nodes=$n" ]'; [ "$(nodes sp2)" != "Nodes=$n" ] && ech
 scontrol update NodeName=$n State=RESUME; scontrol delete ReservationName=sp2
 scontrol create reservation ReservationName=sp3 Nodes=c1 StartTime=now Duration=10 Users=root Flags=REPLACE_DOWN; echo "rc=$?"
 """),
+    # squeue -s: the running steps, a batch job's own steps included.
+    "squeue_steps": (False, r"""b=$(sbatch --parsable -J stepper -o /dev/null --wrap 'srun -J inner sleep 30')
+upto '[ -n "$(squeue -h -s | grep "$b\.0 ")" ]'; sleep 1
+mask() { sed -E 's/ [0-9]:[0-9]{2} / X:XX /; s/ +(student|root) / U /' | ids $b | sed -E '/STEPID/! s/^ +//'; }  # ids differ in length
+squeue -s | mask; squeue -h -s $b.0 | mask; squeue --steps=$b.5 | mask
+scancel $b; gone $b; squeue -s
+"""),
     # What minislurm does not do as 22.05 yet (test_slurm_conformance.OPEN says why).
     "divergences_open": (True, r"""# Issue 22 item 7, still open: tasks per node, sshare's root user, srun on drained nodes and cancelled steps.
 for n in 3 4 5 10; do

@@ -300,3 +300,26 @@ def format_jobs(jobs: list[dict], *, fmt: str | None = None, long: bool = False,
     else:
         lines.extend(prefix for _ in jobs)
     return "".join(line + "\n" for line in lines)
+
+
+STEPS = "%.15i %.8j %.9P %.8u %.9M %N"  # squeue -s
+
+
+def _step_cells(r: dict, job: dict, now: float) -> dict[str, str]:
+    return {"i": f"{r.get('display_id') or r['job_id']}.{r['step']}", "j": r.get("name") or "",
+            "P": job.get("partition", ""), "u": job.get("user", ""), "M": secs(now - (r.get("start") or now)),
+            "N": r.get("nodes") or ""}
+
+
+_STEP_HEADERS = {"i": "STEPID", "j": "NAME", "P": "PARTITION", "u": "USER", "M": "TIME", "N": "NODELIST"}
+
+
+def format_steps(steps: list[dict], jobs: dict[int, dict], *, noheader: bool = False, now: float) -> str:
+    """``squeue -s``: a line per running step (``steps``: their accounting records, ``jobs``
+    their jobs' views by id), in the default step format."""
+    prefix, fields = parse_format(STEPS)
+    lines = [] if noheader else [render(prefix, fields, lambda f: (_STEP_HEADERS[f.letter], False))]
+    for r in steps:
+        cell = _step_cells(r, jobs[r["job_id"]], now)
+        lines.append(render(prefix, fields, lambda f: (cell[f.letter], True)))
+    return "".join(line + "\n" for line in lines)

@@ -1,0 +1,20 @@
+"""The running steps of running jobs, for the commands that list them (``scontrol show step``,
+``squeue -s``): read from the steps' accounting records, which is all minislurm keeps of a step."""
+
+from __future__ import annotations
+
+from minislurm.client import Client
+
+_FIRST = {"batch": -2, "extern": -1}  # Slurm lists a job's batch and extern steps before its sruns
+
+
+def running_steps(client: Client, jobs: list[dict], step: str = "") -> tuple[dict[int, dict], list[dict]]:
+    """Of ``jobs`` (the controller's job views), the running ones by id, and their running
+    steps' records (only ``step`` with one), in job order and each job's step order."""
+    running = {j["job_id"]: j for j in jobs if j.get("state") == "RUNNING"}
+    records = client.call("GET", "/acct", query={"jobs": ",".join(map(str, running))})["records"] if running else []
+    steps = [r for r in records if r["step"] is not None and r["state"] == "RUNNING" and r["job_id"] in running
+             and r.get("restart", 0) == running[r["job_id"]].get("restart_count", r.get("restart", 0))
+             and (not step or r["step"] == step)]
+    steps.sort(key=lambda r: (r["job_id"], _FIRST.get(r["step"], 0), int(r["step"]) if r["step"].isdigit() else 0))
+    return running, steps
