@@ -32,6 +32,7 @@ ids() {
     sed -E "$e"
 }
 exec 2>&1
+[ -z "$TWIN" ] || idle  # the twin is shared: an earlier session's job may still be completing
 """
 
 SESSIONS: dict[str, tuple[bool, str]] = {  # name: (as the operator?, script)
