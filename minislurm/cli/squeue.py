@@ -75,13 +75,17 @@ def _document(yaml: bool) -> int:
 def _steps(args) -> int:
     """``squeue -s``: the running steps of the jobs that ``-u``, ``-j`` and ``-p`` leave."""
     from minislurm.cli.jobsteps import running_steps
+    try:
+        selectors = parse_selectors(args.jobs) if args.jobs else None
+    except ValueError as exc:
+        print(f"squeue: error: Invalid job id: {exc}", file=sys.stderr)
+        return 1
     client = Client()
     try:
-        jobs = client.call("GET", "/jobs", query={"user": _me() if args.me else args.user,
-                                                  "partition": args.partition})["jobs"]
-        if args.jobs:
-            wanted = set(args.jobs.split(","))
-            jobs = [j for j in jobs if str(j["job_id"]) in wanted or j.get("display_id") in wanted]
+        jobs = client.call("GET", "/jobs", query={"user": _me() if args.me else args.user, "partition": args.partition,
+                                                  "ids": base_ids(selectors) if selectors else None})["jobs"]
+        if selectors:
+            jobs = [j for j in jobs if selected(selectors, j["job_id"], j["array_job_id"], j["array_task_id"])]
         running, steps = running_steps(client, jobs)
     except ClientError as exc:
         print(f"slurm_get_job_steps error: {exc}", file=sys.stderr)

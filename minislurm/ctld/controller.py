@@ -211,11 +211,9 @@ class Controller:
         """An array task took its own id (ClusterState.split_off: as it started, or held by
         itself): what was kept under its key moves to the id, and the id counter is saved with it."""
         self.live[job.job_id] = self.live.pop(key)
-        self.sched_nodes.pop(key, None)
-        self.expected.pop(key, None)
         if key in self._waiters:
             self._waiters[job.job_id] = self._waiters.pop(key)
-        self.store.drop_job(key)
+        self._drop_key(key)
         self.store.put_meta("next_job_id", self.state.next_job_id)
 
     def forget_task(self, job: Job) -> None:
@@ -224,6 +222,10 @@ class Controller:
         key = job.job_id
         self.state.forget_task(job)
         self.live.pop(key, None)
+        self._drop_key(key)
+
+    def _drop_key(self, key: int) -> None:
+        """Nothing is kept under a pending array task's old key: the plan's, and on disk."""
         self.sched_nodes.pop(key, None)
         self.expected.pop(key, None)
         self.store.drop_job(key)

@@ -169,14 +169,17 @@ def _fair_tree(tree: AssociationTree, ledger: UsageLedger) -> dict[Key, float]:
 
 def factors(tree: AssociationTree, ledger: UsageLedger, now: float, fair_tree: bool = True) -> dict[Key, float]:
     """The fair-share factor in [0, 1] of every user association, from the usage at ``now``."""
-    ledger = ledger.at(now)
+    return _factors(tree, ledger.at(now), fair_tree)
+
+
+def _factors(tree: AssociationTree, ledger: UsageLedger, fair_tree: bool) -> dict[Key, float]:
     return _fair_tree(tree, ledger) if fair_tree else _classic(tree, ledger)
 
 
 def share_rows(tree: AssociationTree, ledger: UsageLedger, now: float, fair_tree: bool = True) -> list[ShareRow]:
     """What ``sshare -a`` shows at ``now``, in tree order."""
     ledger = ledger.at(now)
-    f = factors(tree, ledger, now, fair_tree)
+    f = _factors(tree, ledger, fair_tree)
     # As Slurm's sshare: with Fair Tree, Norm Shares is S against the siblings and Effectv
     # Usage is usage / parent's usage; classic shows the product of shares and UE.
     effective = None if fair_tree else _classic_effective(tree, ledger)
