@@ -31,7 +31,7 @@ from minislurm.core.errors import SlurmError
 from minislurm.core.job import Job
 from minislurm.core.layout import block, node_tasks
 from minislurm.core.state import ClusterState
-from minislurm.core.states import JobState, Reason
+from minislurm.core.states import JobState
 from minislurm.ctld import accounting, reservations
 from minislurm.ctld.agents import Agent, AgentClient
 from minislurm.ctld.jobs import Live, job_to_dict
@@ -44,6 +44,7 @@ from minislurm.sched import priority
 from minislurm.sched.access import Requester
 from minislurm.sched.order import QueueOrder
 from minislurm.sched.releases import Releases
+from minislurm.sched.apply import apply
 from minislurm.sched.schedule import schedule
 
 log = logging.getLogger("minislurm.ctld")
@@ -179,24 +180,19 @@ class Controller:
         now = self.clock()
         result = schedule(self.state, now, backfill_cycle=backfill, queue_order=self.queue_order,
                           releases=self.releases)
-        self.state.settle_dependencies(result.settled)
-        for job_id, outcome in result.settled.items():
-            job = self.state.jobs[job_id]
-            if outcome == "never" and job.kill_on_invalid_dep:  # --kill-on-invalid-dep=yes
-                self.state.finish(job, JobState.CANCELLED, now, reason=Reason.DEPENDENCY_NEVER)
-                accounting.record_job(self, job)
-                self.tell(job_id)
+        applied = apply(self.state, result)
+        for job in applied.cancelled:  # --kill-on-invalid-dep=yes
+            accounting.record_job(self, job)
+            self.tell(job.job_id)
+        for job in applied.settled:
             self.save_job(job)
-        for job_id, reason in result.reasons.known.items():
-            self.state.jobs[job_id].reason = reason
         if backfill:
-            self.expected, self.sched_nodes = result.expected_start, result.planned_nodes
-        for start in result.starts:
-            job = self.state.jobs[start.job_id]
-            self.state.start(job, start.alloc, now)
-            self.expected.pop(start.job_id, None)
-            if job.job_id != start.job_id:
-                self.moved(start.job_id, job)
+            self.expected, self.sched_nodes = dict(result.expected_start), dict(result.planned_nodes)
+        for start in applied.started:
+            job = start.job
+            self.expected.pop(start.key, None)
+            if job.job_id != start.key:
+                self.moved(start.key, job)
             live = self.live[job.job_id]
             live.launched = False
             if not live.batch:

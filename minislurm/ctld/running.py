@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from minislurm.core.job import Job
 from minislurm.core.states import JobState, Reason
 from minislurm.ctld import accounting
+from minislurm.sched.apply import requeue_or_fail
 
 if TYPE_CHECKING:
     from minislurm.ctld.controller import Controller
@@ -254,14 +255,12 @@ class RunningJobs:
         accounting.record_job(self.ctl, job, state=JobState.NODE_FAIL, end=now, exit_code=1)
         accounting.close_steps(self.ctl, job, JobState.NODE_FAIL)
         self.forget_run(job)
-        if live.batch and job.requeue:
+        if requeue_or_fail(self.ctl.state, job, now, batch=live.batch) is JobState.PENDING:
             log.info("requeue job JobId=%s due to failure of node %s", job.job_id, self.ctl.state.nodes.names[n])
-            self.ctl.state.requeue(job, now)
             live.next_step = 0
             accounting.record_job(self.ctl, job)
         else:
             log.info("Killing JobId=%s on failed node %s", job.job_id, self.ctl.state.nodes.names[n])
-            self.ctl.state.finish(job, JobState.NODE_FAIL, now, exit_code=1, reason=Reason.NODE_DOWN)
         self.ctl.save_job(job)
         self.ctl.tell(job.job_id)
         self.stop_on(survivors, job.job_id, inc, why="NODE FAILURE")

@@ -22,6 +22,7 @@ from minislurm.core.errors import SlurmError
 from minislurm.core.options import parse_options
 from minislurm.core.state import ClusterState
 from minislurm.sched import priority
+from minislurm.sched.apply import apply
 from minislurm.sched.schedule import schedule
 from minislurm.sched.submit import build_jobs
 
@@ -173,16 +174,14 @@ def pack(capacity: Sequence[int], jobs: Sequence[PackJob], *, order: str = "subm
         job.priority = priority.initial(job, state, 0.0)
         state.add(job)
         by_id[job.job_id] = pj
-    res = schedule(state, 0.0)
-    for s in res.starts:
-        pj = by_id[s.job_id]
-        state.start(state.jobs[s.job_id], s.alloc, 0.0)
-        nodes = tuple(state.nodes.names[n] for n in s.alloc.nodes)
-        result.placed[pj.name] = Placement(pj, s.job_id, nodes, s.alloc.gpus, s.backfilled)
-        for n, gpus in zip(s.alloc.nodes, s.alloc.gpus):
+    for s in apply(state, schedule(state, 0.0, every_reason=True)).started:
+        pj, alloc = by_id[s.key], s.job.alloc
+        nodes = tuple(state.nodes.names[n] for n in alloc.nodes)
+        result.placed[pj.name] = Placement(pj, s.job.job_id, nodes, alloc.gpus, s.backfilled)
+        for n, gpus in zip(alloc.nodes, alloc.gpus):
             for g in gpus:
                 result.owner[n][g] = pj.name
     queue = sorted(state.pending.values(), key=lambda j: (-j.priority, j.submit_time, j.job_id))
     for job in queue:
-        result.pending[by_id[job.job_id].name] = res.reasons[job.job_id]
+        result.pending[by_id[job.job_id].name] = job.reason
     return result

@@ -27,6 +27,7 @@ from minislurm.core.reservation import AdvanceReservation
 from minislurm.core.state import ClusterState
 from minislurm.core.states import JobState, Reason
 from minislurm.sched import priority
+from minislurm.sched.apply import apply
 from minislurm.sched.schedule import schedule
 
 POLICIES = ("conservative", "easy", "fifo")
@@ -188,15 +189,13 @@ def run_scenario(jobs: Iterable[LabJob], *, nodes: int = 2, gpus_per_node: int =
 def _pass(state: ClusterState, now: float, result: ScenarioResult, by_id: dict[int, LabJob],
           ends: list) -> None:
     """One scheduling pass at ``now``; apply its starts and note its promises and reasons."""
-    res = schedule(state, now)
+    res = schedule(state, now, every_reason=True)
     result.passes += 1
-    state.settle_dependencies(res.settled)
-    for s in res.starts:
-        job, spec = state.jobs[s.job_id], by_id[s.job_id]
-        state.start(job, s.alloc, now)
+    for s in apply(state, res).started:
+        job, spec = s.job, by_id[s.key]
         completed = spec.work <= spec.limit
         end = now + min(spec.work, spec.limit)
-        result.runs[spec.name] = Run(spec.name, job.job_id, now, end, s.alloc.nodes, s.alloc.gpus,
+        result.runs[spec.name] = Run(spec.name, job.job_id, now, end, job.alloc.nodes, job.alloc.gpus,
                                      s.backfilled, "COMPLETED" if completed else "TIMEOUT")
         heapq.heappush(ends, (end, job.job_id, job, completed))
     for job_id, when in res.expected_start.items():

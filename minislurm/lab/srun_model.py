@@ -27,6 +27,7 @@ from minislurm.core.optvalues import OptionError
 from minislurm.core.state import ClusterState
 from minislurm.lab.srun_probe import probe
 from minislurm.sched import priority
+from minislurm.sched.apply import apply
 from minislurm.sched.schedule import schedule
 from minislurm.sched.submit import build_jobs
 from minislurm.slurmd.env import step_env, task_env
@@ -156,11 +157,10 @@ def predict(args: list[str], *, nodes: int = 2, gpus_per_node: int = 4, cpus_per
         raise ValueError(f"srun: error: Unable to allocate resources: {err.message}") from None
     job.priority = priority.initial(job, state, 0.0)
     state.add(job)
-    res = schedule(state, 0.0)
-    if not res.starts:
+    if not apply(state, schedule(state, 0.0)).started:
         raise ValueError(f"srun: job {job.job_id} queued and waiting for resources "
-                         f"(reason: {res.reasons[job.job_id]}); it can never start on this cluster")
-    alloc = res.starts[0].alloc
+                         f"(reason: {job.reason}); it can never start on this cluster")
+    alloc = job.alloc
     names = [state.nodes.names[n] for n in alloc.nodes]
     # The step of a stand-alone srun (minislurm.ctld.steps.create, with srun's request).
     step_nodes = names[: spec.nodes_min] if spec.nodes_min else names

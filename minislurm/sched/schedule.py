@@ -14,15 +14,16 @@ a full pass every ``bf_interval``; the simulator does the same on its clock.
 
 Nothing here changes the :class:`~minislurm.core.state.ClusterState` it reads (a caller that
 runs many passes keeps its own :class:`~minislurm.sched.order.QueueOrder` and
-:class:`~minislurm.sched.releases.Releases`): the caller
-applies :attr:`PassResult.starts` and records :attr:`PassResult.settled` with
-:meth:`~minislurm.core.state.ClusterState.settle_dependencies`.
+:class:`~minislurm.sched.releases.Releases`): the pass returns a frozen :class:`PassResult`,
+and :func:`minislurm.sched.apply.apply` -- the one place a decision becomes state, for the
+controller, the simulator and the labs alike -- applies it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 
@@ -36,50 +37,7 @@ from minislurm.sched.releases import Releases
 from minislurm.sched.select.cons_tres import request
 from minislurm.sched.work import Pass, Start
 
-__all__ = ["PassResult", "Reasons", "Start", "priority_order", "schedule"]
-
-
-class Reasons(Mapping):
-    """The pending reason of every job pending at the pass.
-
-    Reasons the pass worked out are stored; for jobs it never reached (deep in a blocked
-    queue) the reason is derived on request, so a pass does not pay for a long queue.
-    """
-
-    def __init__(self, state: ClusterState, now: float, queue: list[Job], started: set[int]):
-        self._state, self._now = state, now
-        self._queue, self._started = queue, started  # the pass's queue, filtered when asked
-        self.known: dict[int, str] = {}
-        self._leads: dict[int, int] = {}  # array job id -> its record's first pending task
-
-    def __getitem__(self, job_id: int) -> str:
-        if job_id in self.known:
-            return self.known[job_id]
-        job = self._state.jobs[job_id]
-        if not job.pending:
-            raise KeyError(job_id)
-        lead = self.lead(job_id)
-        if lead is not None and lead != job_id:
-            return self[lead]
-        return blocked_reason(job, self._state, self._now) or Reason.PRIORITY
-
-    def lead(self, job_id: int) -> int | None:
-        """The first task (by task id) still in the array record ``job_id`` is in, if it is in one."""
-        job = self._state.jobs[job_id]
-        if not _in_meta_record(job) or job_id in self._started:
-            return None
-        array = job.array_job_id
-        if array not in self._leads:
-            tasks = (self._state.jobs[t] for t in self._state.array_tasks[array] if t not in self._started)
-            self._leads[array] = min((t for t in tasks if _in_meta_record(t)),
-                                     key=lambda t: t.array_task_id).job_id
-        return self._leads[array]
-
-    def __iter__(self) -> Iterator[int]:
-        return (j.job_id for j in self._queue if j.job_id not in self._started)
-
-    def __len__(self) -> int:
-        return len(self._queue) - len(self._started)
+__all__ = ["PassResult", "Start", "priority_order", "schedule"]
 
 
 def _in_meta_record(job: Job) -> bool:
@@ -88,42 +46,70 @@ def _in_meta_record(job: Job) -> bool:
     return job.array_job_id is not None and job.pending and job.hold is None and job.restart_count == 0
 
 
-def _one_reason_per_array(reasons: Reasons) -> None:
-    """The tasks still in an array's record share that record's reason, the one its first
-    task got (Slurm shows ``Resources`` for all of them, never ``Priority`` for those behind
-    the first: they are one job to its scheduler)."""
-    for job_id in list(reasons.known):
-        lead = reasons.lead(job_id)
-        if lead is not None and lead != job_id:
-            reasons.known[job_id] = reasons[lead]
+def _reasons(work: Pass, order: list[Job], every_reason: bool) -> dict[int, str]:
+    """The reason each pending job is given: what the pass found for the jobs it reached, and
+    with ``every_reason`` what the others would be told (a hold, a dependency... or
+    ``Priority``: a job the pass never reached waits behind those it did).
+
+    The tasks still in an array's record share that record's reason, the one its first task
+    got (Slurm shows ``Resources`` for all of them, never ``Priority`` for those behind the
+    first: they are one job to its scheduler)."""
+    state, now, started = work.state, work.now, work.started
+    found = {j: r for j, r in work.reason.items() if j not in started}
+    if every_reason:
+        for job in order:
+            if job.job_id not in started and job.job_id not in found:
+                found[job.job_id] = blocked_reason(job, state, now) or Reason.PRIORITY
+    leads: dict[int, int] = {}  # array job id -> its record's first pending task
+    for job_id in list(found):
+        job = state.jobs[job_id]
+        if not _in_meta_record(job):
+            continue
+        array = job.array_job_id
+        if array not in leads:
+            tasks = (state.jobs[t] for t in state.array_tasks[array] if t not in started)
+            leads[array] = min((t for t in tasks if _in_meta_record(t)), key=lambda t: t.array_task_id).job_id
+        lead = leads[array]
+        if lead != job_id:
+            found[job_id] = found.get(lead) or blocked_reason(state.jobs[lead], state, now) or Reason.PRIORITY
+    return found
 
 
-@dataclass
+@dataclass(frozen=True)
 class PassResult:
+    """What one pass decided; :func:`minislurm.sched.apply.apply` makes it the cluster's state."""
+
     now: float
-    starts: list[Start]
-    reasons: Reasons
-    expected_start: dict[int, float] = field(default_factory=dict)  # what squeue --start shows
-    planned_nodes: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    starts: tuple[Start, ...]
+    # The pending reason of each job the pass reached (every pending job's with every_reason).
+    reasons: Mapping[int, str] = field(default_factory=dict)
+    expected_start: Mapping[int, float] = field(default_factory=dict)  # what squeue --start shows
+    planned_nodes: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
     # Dependencies found final this pass: OK, NEVER, or the narrower Dependency left.
-    settled: dict[int, str | Dependency] = field(default_factory=dict)
+    settled: Mapping[int, str | Dependency] = field(default_factory=dict)
+
+    def __post_init__(self):
+        for name in ("reasons", "expected_start", "planned_nodes", "settled"):  # read-only, as the rest
+            object.__setattr__(self, name, MappingProxyType(getattr(self, name)))
 
 
 def schedule(state: ClusterState, now: float, *, backfill_cycle: bool = True,
              promise_all: bool = True, queue_order: QueueOrder | None = None,
-             releases: Releases | None = None) -> PassResult:
+             releases: Releases | None = None, every_reason: bool = False) -> PassResult:
     """Run one pass at time ``now``.  ``backfill_cycle=False`` runs the main stage only;
     ``promise_all=False``: the caller needs only the decisions (the simulator), so a pass
     where no node has room for any queued job (and no dependency to settle) ends at once, and
     backfill stops once nothing more could start (see backfill.run); ``queue_order``: the
     caller's :class:`~minislurm.sched.order.QueueOrder`, kept between passes, and ``releases``
-    its :class:`~minislurm.sched.releases.Releases` (the running jobs' side of the plan).
+    its :class:`~minislurm.sched.releases.Releases` (the running jobs' side of the plan);
+    ``every_reason``: the reasons of the jobs the pass did not reach too (a lab's small queue;
+    the controller and the simulator keep what the last pass that reached a job told it).
     """
     work = Pass(state, now)
     queue_order = queue_order or QueueOrder()
     order = queue_order(state)
     if not promise_all and not work.settled and not work.free.open_now(state.nodes.usable, queue_order.floor).any():
-        return PassResult(now, [], Reasons(state, now, order, set()))
+        return PassResult(now, (), _reasons(work, order, every_reason))
     blocked_parts: set[str] = set()
     failed_resv: set[str] = set()
     withheld: np.ndarray | None = None  # -w nodes of jobs that could not start
@@ -165,7 +151,5 @@ def schedule(state: ClusterState, now: float, *, backfill_cycle: bool = True,
                                                  promise_all=promise_all, floor=queue_order.floor,
                                                  columns=queue_order.columns, releases=releases)
 
-    reasons = Reasons(state, now, order, set(work.started))
-    reasons.known = {j: r for j, r in work.reason.items() if j not in work.started}
-    _one_reason_per_array(reasons)
-    return PassResult(now, work.starts, reasons, result_expected, planned, work.settled)
+    return PassResult(now, tuple(work.starts), _reasons(work, order, every_reason), result_expected, planned,
+                      work.settled)

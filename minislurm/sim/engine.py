@@ -31,7 +31,8 @@ from minislurm.core.states import JobState, Reason
 from minislurm.sched import priority
 from minislurm.sched.order import QueueOrder
 from minislurm.sched.releases import Releases
-from minislurm.sched.schedule import schedule
+from minislurm.sched.apply import apply, requeue_or_fail
+from minislurm.sched.schedule import PassResult, schedule
 from minislurm.sched.sharebook import FairShareBook
 from minislurm.sched.submit import record_job, refusal
 from minislurm.sim.failures import FailureModel, checkpointed
@@ -203,12 +204,14 @@ class Simulator:
         if self.fairshare is not None:
             self.fairshare.charge(job, self.env.now)
 
-    def _apply(self, result) -> None:
+    def _apply(self, result: PassResult) -> None:
         now = self.env.now
-        self.state.settle_dependencies(result.settled)
-        for start in result.starts:
-            job = self.state.jobs[start.job_id]
-            self.state.start(job, start.alloc, now)
+        applied = apply(self.state, result)
+        for job in applied.cancelled:  # --kill-on-invalid-dep
+            self.records[job.job_id].end, self.records[job.job_id].state = now, job.state.name
+            self._done_one()
+        for start in applied.started:
+            job = start.job
             rec = self.records[job.job_id]
             if rec.start is None:
                 rec.start = now
@@ -264,14 +267,12 @@ class Simulator:
             self._segment(job, JobState.NODE_FAIL.name, lost)
             self._charge(job)
             rec = self.records[job.job_id]
-            if job.requeue:
+            if requeue_or_fail(st, job, now) is JobState.PENDING:
                 self._work_done[job.job_id] += saved
-                st.requeue(job, now)
                 rec.restarts += 1
                 # It becomes eligible again after the requeue delay: schedule a pass then.
                 self.env.timeout(job.begin_time - now).callbacks.append(lambda _e: self._kick())
             else:
-                st.finish(job, JobState.NODE_FAIL, now, exit_code=1, reason=Reason.NODE_DOWN)
                 rec.end, rec.state = now, JobState.NODE_FAIL.name
                 self._done_one()
         st.touch()

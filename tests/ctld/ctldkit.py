@@ -92,6 +92,7 @@ class FakeAgents:
         self.nodes: dict[str, FakeNode] = {}
         self.by_addr: dict[str, FakeNode] = {}
         self.runtime: dict[int, tuple[float, int]] = {}  # job id -> (seconds, exit code); default: forever
+        self.refuse: dict[str, dict] = {}  # node name -> its answer to every launch (a broken node)
 
     def attach(self, ctl: Controller) -> None:
         self.ctl = ctl
@@ -124,6 +125,8 @@ class FakeAgents:
         key = (payload["job_id"], payload["inc"])
         if path == "/jobs/launch":
             node.launches.append(key)
+            if node.name in self.refuse:
+                return self.refuse[node.name]
             seconds, code = self.runtime.get(key[0], (math.inf, 0))
             loop = asyncio.get_running_loop()
             node.running[key] = None if seconds == math.inf else loop.call_later(
@@ -188,11 +191,12 @@ class Harness:
         await self.ctl.stop()
 
     async def submit(self, user: str = "alice", *, seconds: float = math.inf, exit_code: int = 0,
-                     **spec) -> int:
-        """sbatch: one batch job that runs ``seconds`` on its agent, then exits ``exit_code``."""
+                     batch: bool = True, **spec) -> int:
+        """sbatch: one batch job that runs ``seconds`` on its agent, then exits ``exit_code``
+        (``batch=False``: the allocation an srun or salloc asks for, with no script to launch)."""
         (job_id, *_) = await admission.submit(self.ctl, user, {
-            "spec": spec, "script": "#!/bin/sh\ntrue\n", "environment": {"PATH": "/usr/bin"},
-            "work_dir": "/tmp", "batch": True})
+            "spec": spec, "script": "#!/bin/sh\ntrue\n" if batch else None, "environment": {"PATH": "/usr/bin"},
+            "work_dir": "/tmp", "batch": batch})
         self.agents.runtime[job_id] = (seconds, exit_code)
         return job_id
 

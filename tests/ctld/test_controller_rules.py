@@ -136,3 +136,119 @@ def test_first_job_id_starts_the_ids_and_a_restart_goes_on_from_the_last(tmp_pat
 
     first, after_restart = run(test, tmp_path, first_job_id=5001)
     assert first == [5001, 5002] and after_restart == 5003
+
+
+# -- rules about waiting jobs and runs the controller ends ------------------------------------
+
+def test_kill_on_invalid_dep_cancels_a_job_whose_dependency_failed_and_keeps_one_without(tmp_path):
+    """afterok on a job that fails: with --kill-on-invalid-dep=yes the dependant is CANCELLED
+    (DependencyNeverSatisfied); without, it waits for ever with that reason."""
+    async def test(h):
+        first = await h.submit(seconds=10, exit_code=1)
+        after = {"terms": [["afterok", [first]]]}  # what sbatch -d afterok:FIRST sends
+        killed = await h.submit(dependency=after, kill_on_invalid_dep=True)
+        kept = await h.submit(dependency=after)
+        await h.until(lambda: h.job(killed).state.finished)
+        await asyncio.sleep(30)
+        return h.job(first), h.job(killed), h.job(kept)
+
+    first, killed, kept = run(test, tmp_path)
+    assert first.state is JobState.FAILED
+    assert (killed.state, killed.reason) == (JobState.CANCELLED, Reason.DEPENDENCY_NEVER)
+    assert killed.end_time >= first.end_time and killed.end_time - first.end_time < 2
+    assert (kept.state, kept.reason) == (JobState.PENDING, Reason.DEPENDENCY_NEVER)
+
+
+def test_a_held_job_waits_until_released_and_a_requeue_hold_holds_it_again(tmp_path):
+    from minislurm.ctld import actions
+
+    async def test(h):
+        job_id = await h.submit(hold=True)
+        await asyncio.sleep(60)
+        held = h.job(job_id).state, h.job(job_id).reason
+        await actions.release(h.ctl, "alice", job_id)
+        await h.until(lambda: h.job(job_id).state is JobState.RUNNING, within=5)
+        stopped = await actions.requeue(h.ctl, "alice", job_id, hold=True)
+        await h.ctl.running.deliver_ending(stopped)  # the agents are told after the answer
+        await h.until(lambda: h.job(job_id).state is JobState.PENDING)
+        await asyncio.sleep(60)
+        job = h.job(job_id)
+        return held, (job.state, job.reason, job.restart_count)
+
+    held, requeued = run(test, tmp_path)
+    assert held == (JobState.PENDING, "JobHeldUser")
+    assert requeued == (JobState.PENDING, "JobHeldUser", 1)
+
+
+def test_a_reserved_job_waits_for_its_reservation_and_a_lost_node_is_replaced_inside_it(tmp_path):
+    """A job for a reservation starting in 10 minutes waits (Reservation) and starts at its
+    start; its node crashes; the reservation (by count) takes the free node in place of the
+    lost one, and the requeued job runs again there, inside it."""
+    from minislurm.ctld import reservations
+
+    async def test(h):
+        start = asyncio.get_running_loop().time() + 600
+        await reservations.create(h.ctl, {"name": "run", "node_count": 1, "start": start, "duration": 86_400,
+                                          "users": "root", "partition": "gpu"}, "root")
+        job_id = await h.submit("root", reservation="run")
+        await asyncio.sleep(300)
+        waiting = h.job(job_id).reason
+        waited = await h.until(lambda: h.job(job_id).state is JobState.RUNNING)
+        first = h.ctl.state.nodes.names[h.job(job_id).alloc.nodes[0]]
+        h.agents.crash(first)
+        await h.until(lambda: h.job(job_id).restart_count == 1 and h.job(job_id).state is JobState.RUNNING,
+                      within=120)
+        again = h.ctl.state.nodes.names[h.job(job_id).alloc.nodes[0]]
+        return waiting, 300 + waited, first, again, h.ctl.state.reservations["run"].nodes
+
+    waiting, started_at, first, again, reserved = run(test, tmp_path, slurmd_timeout=6)
+    assert waiting == Reason.RESERVATION and 600 <= started_at <= 602
+    assert again != first and reserved == (again,)
+
+
+def test_an_allocation_whose_srun_is_silent_ends_at_inactive_limit(tmp_path):
+    async def test(h):
+        job_id = await h.submit(batch=False)
+        await h.until(lambda: h.job(job_id).state is JobState.RUNNING, within=5)
+        ran = await h.until(lambda: h.job(job_id).state.finished, within=300)
+        job = h.job(job_id)
+        return ran, job.state, job.reason
+
+    ran, state, reason = run(test, tmp_path, inactive_limit=60)
+    assert (state, reason) == (JobState.TIMEOUT, Reason.INACTIVE_LIMIT) and 60 <= ran <= 62 + 5
+
+
+def test_a_node_that_cannot_launch_is_drained_and_the_job_held_not_failed(tmp_path):
+    """A broken node (the agent refuses the script for a reason of its own) is drained, and
+    the job is requeued held (JobHeldAdmin), not failed: one broken node does not fail a queue."""
+    from minislurm.ctld.running import LAUNCH_FAILED_NODE
+
+    async def test(h):
+        for name in h.ctl.state.nodes.names:
+            h.agents.refuse[name] = {"ok": False, "error": "spool directory is full", "fault": "node"}
+        job_id = await h.submit()
+        await h.until(lambda: h.job(job_id).restart_count == 1)
+        await asyncio.sleep(30)
+        job, nodes = h.job(job_id), h.ctl.state.nodes
+        drained = [n for i, n in enumerate(nodes.names) if nodes.drain[i]]
+        return job.state, job.reason, drained, {nodes.reason[nodes.index[n]] for n in drained}
+
+    state, reason, drained, why = run(test, tmp_path)
+    assert (state, reason) == (JobState.PENDING, "JobHeldAdmin")
+    assert len(drained) == 1 and why == {LAUNCH_FAILED_NODE}
+
+
+def test_an_allocation_on_a_lost_node_ends_node_fail_and_only_a_batch_job_is_requeued(tmp_path):
+    async def test(h):
+        alloc = await h.submit(batch=False, requeue=True)
+        batch = await h.submit(requeue=True)
+        await h.until(lambda: h.job(alloc).state is h.job(batch).state is JobState.RUNNING, within=5)
+        nodes = {h.ctl.state.nodes.names[h.job(j).alloc.nodes[0]] for j in (alloc, batch)}
+        for name in nodes:
+            h.agents.crash(name)
+        await h.until(lambda: h.job(alloc).state.finished and h.job(batch).restart_count == 1, within=60)
+        return h.job(alloc), h.job(batch)
+
+    alloc, batch = run(test, tmp_path, slurmd_timeout=6)
+    assert (alloc.state, alloc.reason, alloc.restart_count) == (JobState.NODE_FAIL, Reason.NODE_DOWN, 0)
+    assert batch.state is JobState.PENDING

@@ -8,6 +8,7 @@ from minislurm.core.cluster import simple_cluster
 from minislurm.core.job import Job, Shape
 from minislurm.core.state import ClusterState
 from minislurm.sched import priority
+from minislurm.sched.apply import apply
 from minislurm.sched.schedule import schedule
 
 
@@ -25,10 +26,8 @@ class Lab:
         return job
 
     def run(self, now: float, backfill: bool = True):
-        self.last = schedule(self.state, now, backfill_cycle=backfill)
-        self.state.settle_dependencies(self.last.settled)  # as the simulator and controller do
-        for start in self.last.starts:
-            self.state.start(self.state.jobs[start.job_id], start.alloc, now)
+        self.last = schedule(self.state, now, backfill_cycle=backfill, every_reason=True)
+        apply(self.state, self.last)  # as the simulator and the controller do
         return self.last
 
     def reason(self, job: Job) -> str:

@@ -28,7 +28,7 @@ def test_tasks_behind_the_first_share_its_reason(lab):
     for backfill in (False, True):
         result = lab.run(2.0, backfill=backfill)
         assert [lab.reason(t) for t in tasks] == [Reason.RESOURCES] * 4
-        assert all(result.reasons.known.get(t.job_id, Reason.RESOURCES) == Reason.RESOURCES for t in tasks)
+        assert all(result.reasons.get(t.job_id, Reason.RESOURCES) == Reason.RESOURCES for t in tasks)
 
 
 def test_a_task_held_on_its_own_keeps_its_reason_and_another_job_still_waits_for_priority(lab):

@@ -49,7 +49,7 @@ def test_a_waiting_job_whose_list_does_not_cover_its_count_blocks_the_partition(
     pinned = c.submit(1, nodes=2, gpus=1, req_nodes=W("node01"))
     later = c.submit(2, gpus=1)
     r = c.run(3, backfill=False)
-    assert r.starts == []
+    assert r.starts == ()
     assert c.reason(pinned) == "Resources" and c.reason(later) == "Priority"
 
 

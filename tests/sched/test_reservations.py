@@ -120,5 +120,5 @@ def test_later_jobs_of_a_reservation_that_could_not_start_get_priority(c):
     small = c.submit(START + 2, gpus=1, minutes=10, user="alice", reservation="big")
     r = c.run(START + 3, backfill=False)
     # node01 still has a free GPU, but the reservation's queue is blocked behind `waiting`.
-    assert r.starts == []
+    assert r.starts == ()
     assert c.reason(waiting) == "Resources" and c.reason(small) == "Priority"

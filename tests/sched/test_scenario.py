@@ -39,7 +39,7 @@ def test_main_stage_alone_does_not_backfill(lab):
     b = c.submit(10, nodes=2, gpus=4, minutes=5)
     small = c.submit(20, gpus=2, minutes=1)
     r = c.run(20, backfill=False)
-    assert r.starts == [] and r.expected_start == {}
+    assert r.starts == () and r.expected_start == {}
     assert c.reason(b) == "Resources" and c.reason(small) == "Priority"
     c.run(21, backfill=True)
     assert small.state is JobState.RUNNING

@@ -17,6 +17,7 @@ from minislurm.core.options import parse_options
 from minislurm.core.reservation import AdvanceReservation
 from minislurm.core.state import ClusterState
 from minislurm.sched import priority
+from minislurm.sched.apply import apply
 from minislurm.sched.schedule import schedule
 from minislurm.sched.submit import NeverRuns, build_jobs
 
@@ -65,9 +66,8 @@ def queue(state, jobs, now=NOW) -> dict[int, str]:
     for job in jobs:
         job.priority = priority.initial(job, state, now)
         state.add(job)
-    result = schedule(state, now)
-    for start in result.starts:
-        state.start(state.jobs[start.job_id], start.alloc, now)
+    result = schedule(state, now, every_reason=True)
+    apply(state, result)
     return {j.job_id: result.reasons[j.job_id] for j in jobs if j.pending}
 
 
