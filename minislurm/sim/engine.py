@@ -42,10 +42,13 @@ from minislurm.sim.records import Capacity, JobRecord, Segment
 class Simulator:
     def __init__(self, config: ClusterConfig, jobs: Iterable, *, failures: FailureModel | None = None,
                  checkpoint_interval: float | None = None, progress: bool = False,
-                 reservations: Iterable[AdvanceReservation] = (), fairshare=None):
+                 reservations: Iterable[AdvanceReservation] = (), fairshare=None, speedups: bool = True):
         """``fairshare``: the FairShareBook to charge (one with the associations of an
         accounts.conf); by default, with priority/multifactor, an empty one, as the controller's
-        without an accounts.conf."""
+        without an accounts.conf.  ``speedups=False``: every pass sorts the queue afresh, plans
+        the running jobs' releases afresh and tests every job it may (``promise_all``), as the
+        policy reads without its accelerators; the decisions must not change
+        (tests/sim/test_speedups.py)."""
         self.env = simpy.Environment()
         self.state = ClusterState(config)
         self.multifactor = config.priority.type == "priority/multifactor"
@@ -54,6 +57,7 @@ class Simulator:
         self.fairshare = fairshare if self.multifactor else None
         for resv in reservations:  # advance reservations made before the replay begins
             self.state.add_reservation(resv)
+        self.speedups = speedups
         self.queue_order = QueueOrder()
         self.releases = Releases()
         self.trace = sorted(jobs, key=lambda j: (j.submit, j.job_id))
@@ -169,16 +173,22 @@ class Simulator:
         self._main_due = False
         if self.state.pending:
             self.passes["main"] += 1
-            self._apply(schedule(self.state, self.env.now, backfill_cycle=False, promise_all=False,
-                                 queue_order=self.queue_order))
+            self._apply(self._schedule(backfill_cycle=False))
 
     def _backfill_pass(self, _event) -> None:
         self._bf_due = False
         if self._dirty and self.state.pending:
             self._dirty = False
             self.passes["backfill"] += 1
-            self._apply(schedule(self.state, self.env.now, backfill_cycle=True, promise_all=False,
-                                 queue_order=self.queue_order, releases=self.releases))
+            self._apply(self._schedule(backfill_cycle=True))
+
+    def _schedule(self, backfill_cycle: bool) -> PassResult:
+        """One pass; with the speed-ups: the queue order and the releases kept between passes,
+        and a pass that stops once nothing more could start (a replay needs only decisions)."""
+        if not self.speedups:
+            return schedule(self.state, self.env.now, backfill_cycle=backfill_cycle)
+        return schedule(self.state, self.env.now, backfill_cycle=backfill_cycle, promise_all=False,
+                        queue_order=self.queue_order, releases=self.releases if backfill_cycle else None)
 
     def _recalc(self, _event) -> None:
         """PriorityCalcPeriod: every pending job's priority recomputed, then a pass, as the
