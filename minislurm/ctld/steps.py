@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from minislurm.core import errors
 from minislurm.core.errors import SlurmError
-from minislurm.core.layout import node_tasks, task_ids
+from minislurm.core.layout import StepLayoutError, step_layout
 from minislurm.core.states import JobState
 from minislurm.ctld.launch import job_info
 
@@ -38,47 +38,20 @@ async def create(ctl: "Controller", user: str, job_id: int, req: dict) -> dict:
                     else "Job is pending execution")
     names = ctl.state.nodes.names
     job_nodes = [names[n] for n in job.alloc.nodes]
-    if req.get("nodelist"):
-        wanted = list(req["nodelist"])
-        if any(n not in job_nodes for n in wanted):
-            raise _fail(job_id, "Requested node configuration is not available")
-        nodes = [n for n in job_nodes if n in wanted]
-    else:
-        nodes = job_nodes
-    if req.get("nodes"):
-        if req["nodes"] > len(nodes):
-            raise _fail(job_id, "Requested node configuration is not available")
-        nodes = nodes[: req["nodes"]]
-    per_node = req.get("ntasks_per_node")
-    ntasks = req.get("ntasks") or (per_node * len(nodes) if per_node else None)
-    if ntasks is None:
-        ntasks = job.ntasks if (job.ntasks and not req.get("nodes")) else len(nodes)
-    if not req.get("nodes") and ntasks < len(nodes):
-        nodes = nodes[:ntasks]
-    cpt = req.get("cpus_per_task") or 1
-    cpus_of = dict(zip(job_nodes, job.alloc.cpus))
     try:
-        counts = node_tasks(ntasks, [cpus_of[n] for n in nodes], cpt, per_node,
-                            overcommit=bool(req.get("overcommit")))
-    except ValueError:
-        raise _fail(job_id, "More processors requested than permitted") from None
-    gpus_of = {names[n]: list(g) for n, g in zip(job.alloc.nodes, job.alloc.gpus)}
-    want_gpus = req.get("gpus_per_node")
-    gpus = {}
-    for n in nodes:
-        have = gpus_of[n]
-        if want_gpus is None:
-            gpus[n] = have
-        elif want_gpus > len(have):  # more GRES than the job holds there (reference 4, last line)
-            raise _fail(job_id, errors.INVALID_GRES)
-        else:
-            gpus[n] = have[:want_gpus]
+        layout = step_layout(job_nodes, job.alloc.cpus, dict(zip(job_nodes, job.alloc.gpus)), job_ntasks=job.ntasks,
+                             nodelist=req.get("nodelist") or (), nodes=req.get("nodes"), ntasks=req.get("ntasks"),
+                             ntasks_per_node=req.get("ntasks_per_node"), cpus_per_task=req.get("cpus_per_task"),
+                             overcommit=bool(req.get("overcommit")), gpus_per_node=req.get("gpus_per_node"))
+    except StepLayoutError as exc:
+        raise _fail(job_id, str(exc)) from None
+    nodes, counts, gpus, cpt = layout.nodes, layout.tasks_per_node, layout.gpus, req.get("cpus_per_task") or 1
     live = ctl.live[job_id]
     step_id = live.next_step
     live.next_step += 1
     ctl.save_job(job)
     step = {"step_id": step_id, "name": req.get("name") or "srun", "nodes": nodes, "tasks_per_node": counts,
-            "task_ids": task_ids(counts), "ntasks": ntasks, "gpus": sum(len(g) for g in gpus.values()),
+            "task_ids": layout.task_ids, "ntasks": layout.ntasks, "gpus": sum(len(g) for g in gpus.values()),
             "cpus": sum(c * cpt for c in counts), "state": "RUNNING", "start": ctl.clock()}
     ctl.run_of(job).steps[step_id] = step
     ctl.save_step(job, step)

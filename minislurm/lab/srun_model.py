@@ -21,7 +21,7 @@ from pathlib import Path
 
 from minislurm.cluster.confgen import lab_config
 from minislurm.core.errors import SlurmError
-from minislurm.core.layout import compress_counts, node_tasks, task_ids
+from minislurm.core.layout import StepLayoutError, compress_counts, step_layout, task_gpus
 from minislurm.core.options import parse_options
 from minislurm.core.optvalues import OptionError
 from minislurm.core.state import ClusterState
@@ -162,19 +162,20 @@ def predict(args: list[str], *, nodes: int = 2, gpus_per_node: int = 4, cpus_per
                          f"(reason: {job.reason}); it can never start on this cluster")
     alloc = job.alloc
     names = [state.nodes.names[n] for n in alloc.nodes]
-    # The step of a stand-alone srun (minislurm.ctld.steps.create, with srun's request).
-    step_nodes = names[: spec.nodes_min] if spec.nodes_min else names
-    per_node = spec.ntasks_per_node
-    ntasks = spec.ntasks or (per_node * len(step_nodes) if per_node else None)
-    if ntasks is None:
-        ntasks = job.ntasks if (job.ntasks and not spec.nodes_min) else len(step_nodes)
-    if not spec.nodes_min and ntasks < len(step_nodes):
-        step_nodes = step_nodes[:ntasks]
-    counts = node_tasks(ntasks, list(alloc.cpus[: len(step_nodes)]), spec.cpus_per_task or 1,
-                        per_node, overcommit="overcommit" in spec.extra)
-    gpus = {names[i]: list(g) for i, g in enumerate(alloc.gpus)}
-    step = {"step_id": 0, "nodes": step_nodes, "tasks_per_node": counts, "task_ids": task_ids(counts),
-            "ntasks": ntasks, "step_gpus": {n: gpus[n] for n in step_nodes}}
+    # The step of a stand-alone srun: the controller's layout (ctld/steps.create), with what
+    # srun asks for (cli/srun.py).
+    gres = [g.count for g in spec.gres or () if g.name == "gpu"]
+    per_node = gres[0] if gres else (spec.gpus_per_node[1] if spec.gpus_per_node else None)
+    try:
+        layout = step_layout(names, alloc.cpus, dict(zip(names, alloc.gpus)), job_ntasks=job.ntasks,
+                             nodelist=spec.nodelist or (), nodes=spec.nodes_min, ntasks=spec.ntasks,
+                             ntasks_per_node=spec.ntasks_per_node, cpus_per_task=spec.cpus_per_task,
+                             overcommit="overcommit" in spec.extra, gpus_per_node=per_node)
+    except StepLayoutError as err:
+        raise ValueError(f"srun: error: Unable to create step for job {job.job_id}: {err}") from None
+    step_nodes = layout.nodes
+    step = {"step_id": 0, "nodes": step_nodes, "tasks_per_node": layout.tasks_per_node,
+            "task_ids": layout.task_ids, "ntasks": layout.ntasks, "step_gpus": layout.gpus}
     info = {"job_id": job.job_id, "name": job.name, "nodes": names, "partition": job.partition,
             "account": job.account, "cpus_per_node": list(alloc.cpus), "cluster": "minislurm",
             "submit_dir": "/", "submit_host": "login", "user": "user", "uid": 1000, "gid": 1000,
@@ -184,7 +185,7 @@ def predict(args: list[str], *, nodes: int = 2, gpus_per_node: int = 4, cpus_per
     for i, node in enumerate(step_nodes):
         base = step_env(info, step, node, {})
         for local, task in enumerate(step["task_ids"][i]):
-            bound = gpus[node][local * per_task:(local + 1) * per_task] if per_task else None
+            bound = task_gpus(layout.gpus[node], local, per_task)
             rows.append(row_from_probe(probe(task_env(base, procid=task, localid=local, gpus=bound))))
     return SrunLayout(list(args), job.job_id, step_nodes, step["step_gpus"], sorted(rows, key=lambda r: r.procid))
 

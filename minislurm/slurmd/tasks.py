@@ -37,7 +37,7 @@ from aiohttp import web
 
 from minislurm.common.auth import AuthError
 from minislurm.core import rlimits
-from minislurm.core.layout import tree_spans
+from minislurm.core.layout import task_gpus, tree_spans
 from minislurm.slurmd import env as slurm_env
 from minislurm.slurmd.proc import ProcessSet
 from minislurm.core.patterns import expand_pattern
@@ -186,8 +186,7 @@ def _admit(agent: "NodeAgent", body: dict) -> Callable[[Emit], Awaitable[None]]:
             local_job.inputs[step["step_id"]] = step_input
         try:
             for local, task in enumerate(my_tasks):
-                gpus = node_gpus[local * per_task:(local + 1) * per_task] if per_task else None
-                env = slurm_env.task_env(base, procid=task, localid=local, gpus=gpus)
+                env = slurm_env.task_env(base, procid=task, localid=local, gpus=task_gpus(node_gpus, local, per_task))
                 proc, outputs, failed = await wiring.start(argv, env, cwd, who, task, step_input, files(task))
                 if failed:  # slurmstepd's line; the task exits 1
                     await queue.put({"t": task, "e": f"slurmstepd-{node}: error: {failed}\n"})

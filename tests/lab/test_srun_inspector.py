@@ -18,6 +18,7 @@ CASES = [
     ["--ntasks=4", "--gpus-per-task=1"],
     ["--nodes=2"],
     [],
+    ["--nodelist=gpu02", "--ntasks=2", "--gres=gpu:2", "--gpus-per-task=1"],  # -w, and each task's own GPU
 ]
 
 
