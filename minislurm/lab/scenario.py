@@ -1,34 +1,33 @@
 """A handful of jobs through time on a tiny cluster, every decision taken by minislurm's scheduler.
 
-The backfill lessons need two things the trace simulator does not keep: the GPU indices each
-job got, and the start the scheduler *promised* a waiting job (what ``squeue --start`` shows)
-at each pass.  This driver keeps both.  It is a miniature of
-:class:`minislurm.sim.engine.Simulator`: jobs arrive at their submit times and run for their run
-time (or until their time limit, which ends them as TIMEOUT); after every arrival, end or
-reservation boundary one full pass of :func:`minislurm.sched.schedule.schedule` (main stage,
-then backfill) decides what starts and where.  Nothing in this module chooses a job or a node.
+The backfill lessons need two things a trace replay does not keep: the GPU indices each job
+got, and the start the scheduler *promised* a waiting job (what ``squeue --start`` shows) at
+each pass.  So a lesson runs the trace simulator itself (:class:`minislurm.sim.engine.Simulator`)
+with an observer that keeps both, and every waiting job's reason: jobs arrive at their submit
+times and run for their run time (or until their time limit, which ends them as TIMEOUT), and
+after every arrival, end or reservation boundary one full pass (main stage, then backfill)
+decides what starts and where.  Nothing in this module chooses a job or a node.
 
 Simplification, said so in the book: real Slurm runs the main scheduler on events and the
-backfill pass every ``bf_interval`` (30 s by default); here both run at each event, so a job
-that Slurm would backfill at the next 30-second tick starts at once.
+backfill pass every ``bf_interval`` (30 s by default); here both run at each event
+(``Simulator(every_event=True)``), so a job that Slurm would backfill at the next 30-second
+tick starts at once.
 """
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from minislurm.core import errors
 from minislurm.core.cluster import simple_cluster
-from minislurm.core.job import Job, Shape
 from minislurm.core.reservation import AdvanceReservation
 from minislurm.core.state import ClusterState
-from minislurm.core.states import JobState, Reason
-from minislurm.sched import priority
-from minislurm.sched.apply import apply
-from minislurm.sched.schedule import schedule
+from minislurm.sched.apply import Applied
+from minislurm.sched.schedule import PassResult
+from minislurm.sim.engine import Simulator
+from minislurm.sim.traces import TraceJob
 
 POLICIES = ("conservative", "easy", "fifo")
 
@@ -147,60 +146,34 @@ def run_scenario(jobs: Iterable[LabJob], *, nodes: int = 2, gpus_per_node: int =
     _check(jobs, nodes, gpus_per_node)
     cfg = simple_cluster(nodes, cpus=cpus_per_node, gpus=gpus_per_node, policy=policy,
                          bf_resolution=bf_resolution)
-    state = ClusterState(cfg)
     resvs = list(reservations)
-    for r in resvs:
-        state.add_reservation(r)
-    result = ScenarioResult(policy, list(state.nodes.names), gpus_per_node, jobs, reservations=resvs)
-    arrivals = sorted(enumerate(jobs), key=lambda p: (p[1].submit, p[0]))
-    ends: list[tuple[float, int, Job, bool]] = []  # (time, job id, job, completed)
-    marks = sorted({t for r in resvs for t in (r.start, r.end) if math.isfinite(t)})
-    by_id: dict[int, LabJob] = {}
-    i, last = 0, -math.inf
-    while True:
-        future = [arrivals[i][1].submit] if i < len(arrivals) else []
-        future += [ends[0][0]] if ends else []
-        if state.pending:  # a reservation that opens or closes can let a waiting job start
-            future += [t for t in marks if t > last]
-        if not future:
-            if state.pending:
-                stuck = sorted(by_id[j].name for j in state.pending)
-                raise ValueError(f"jobs {stuck} can never start on this cluster")
-            break
-        now = min(future)
-        while ends and ends[0][0] == now:
-            _, _, job, completed = heapq.heappop(ends)
-            state.finish(job, JobState.COMPLETED if completed else JobState.TIMEOUT, now,
-                         reason=Reason.NONE if completed else Reason.TIME_LIMIT)
-        while i < len(arrivals) and arrivals[i][1].submit == now:
-            spec = arrivals[i][1]
-            job = Job(state.new_job_id(), user=spec.user, name=spec.name, partition="gpu",
-                      submit_time=now, time_limit=spec.limit, num_nodes=spec.nodes,
-                      shape=Shape(cpus=max(1, spec.gpus), gpus=spec.gpus), reservation=spec.reservation)
-            job.priority = priority.initial(job, state, now)
-            state.add(job)
-            by_id[job.job_id] = spec
-            i += 1
-        _pass(state, now, result, by_id, ends)
-        last = now
+    result = ScenarioResult(policy, [n.name for n in cfg.nodes], gpus_per_node, jobs, reservations=resvs)
+    trace = [TraceJob(i, j.submit, j.work, j.limit, j.nodes, max(1, j.gpus), j.gpus, user=j.user,
+                      reservation=j.reservation) for i, j in enumerate(jobs)]
+    sim = Simulator(cfg, trace, reservations=resvs, speedups=False, every_event=True)
+    sim.observers.append(lambda res, applied: _observe(sim.state, res, applied, result))
+    try:
+        sim.run()
+    except ValueError:
+        stuck = sorted(jobs[int(j.name)].name for j in sim.state.pending.values())
+        raise ValueError(f"jobs {stuck} can never start on this cluster") from None
     return result
 
 
-def _pass(state: ClusterState, now: float, result: ScenarioResult, by_id: dict[int, LabJob],
-          ends: list) -> None:
-    """One scheduling pass at ``now``; apply its starts and note its promises and reasons."""
-    res = schedule(state, now, every_reason=True)
+def _observe(state: ClusterState, res: PassResult, applied: Applied, result: ScenarioResult) -> None:
+    """After each pass: each start's nodes and GPUs, each promise, each job's first reason."""
+    def spec(job_id: int) -> LabJob:
+        return result.jobs[int(state.jobs[job_id].name)]  # the simulator names a job by its trace id
+
     result.passes += 1
-    for s in apply(state, res).started:
-        job, spec = s.job, by_id[s.key]
-        completed = spec.work <= spec.limit
-        end = now + min(spec.work, spec.limit)
-        result.runs[spec.name] = Run(spec.name, job.job_id, now, end, job.alloc.nodes, job.alloc.gpus,
-                                     s.backfilled, "COMPLETED" if completed else "TIMEOUT")
-        heapq.heappush(ends, (end, job.job_id, job, completed))
+    for s in applied.started:
+        job, lab = s.job, spec(s.job.job_id)
+        completed = lab.work <= lab.limit
+        result.runs[lab.name] = Run(lab.name, job.job_id, res.now, res.now + min(lab.work, lab.limit),
+                                    job.alloc.nodes, job.alloc.gpus, s.backfilled,
+                                    "COMPLETED" if completed else "TIMEOUT")
     for job_id, when in res.expected_start.items():
-        spec = by_id[job_id]
-        result.promises.setdefault(spec.name, []).append(
-            Promise(now, when, res.planned_nodes.get(job_id, ())))
+        result.promises.setdefault(spec(job_id).name, []).append(
+            Promise(res.now, when, res.planned_nodes.get(job_id, ())))
     for job_id in state.pending:
-        result.reasons.setdefault(by_id[job_id].name, res.reasons[job_id])
+        result.reasons.setdefault(spec(job_id).name, res.reasons[job_id])

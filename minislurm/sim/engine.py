@@ -4,6 +4,8 @@ SimPy clock.
 * a main pass (``schedule(..., backfill_cycle=False)``) after every submission and completion;
 * a backfill pass every ``bf_interval`` seconds, skipped when nothing changed since the last
   one (a cycle with no new, ended or newly eligible job makes the same decisions);
+* every pass applied by :func:`minislurm.sched.apply.apply`, as the controller applies its own,
+  then shown to the observers (the lessons' driver, lab/scenario.py, is one);
 * jobs run for their trace run time, or until their time limit (TIMEOUT);
 * optional node failures (:mod:`minislurm.sim.failures`), noticed after SlurmdTimeout, with
   Slurm's requeue (same id, restart count + 1, eligible again after the requeue delay);
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import simpy
 
@@ -31,7 +33,7 @@ from minislurm.core.states import JobState, Reason
 from minislurm.sched import priority
 from minislurm.sched.order import QueueOrder
 from minislurm.sched.releases import Releases
-from minislurm.sched.apply import apply, requeue_or_fail
+from minislurm.sched.apply import Applied, apply, requeue_or_fail
 from minislurm.sched.schedule import PassResult, schedule
 from minislurm.sched.sharebook import FairShareBook
 from minislurm.sched.submit import record_job, refusal
@@ -42,13 +44,18 @@ from minislurm.sim.records import Capacity, JobRecord, Segment
 class Simulator:
     def __init__(self, config: ClusterConfig, jobs: Iterable, *, failures: FailureModel | None = None,
                  checkpoint_interval: float | None = None, progress: bool = False,
-                 reservations: Iterable[AdvanceReservation] = (), fairshare=None, speedups: bool = True):
+                 reservations: Iterable[AdvanceReservation] = (), fairshare=None, speedups: bool = True,
+                 every_event: bool = False, observers: Iterable[Callable[[PassResult, Applied], None]] = ()):
         """``fairshare``: the FairShareBook to charge (one with the associations of an
         accounts.conf); by default, with priority/multifactor, an empty one, as the controller's
         without an accounts.conf.  ``speedups=False``: every pass sorts the queue afresh, plans
         the running jobs' releases afresh and tests every job it may (``promise_all``), as the
-        policy reads without its accelerators; the decisions must not change
-        (tests/sim/test_speedups.py)."""
+        policy reads without its accelerators, and gives every waiting job its reason; the
+        decisions must not change (tests/sim/test_speedups.py).  ``every_event``: a full pass
+        (main stage, then backfill) after every event, instead of a main pass per event and a
+        backfill pass every bf_interval (the lessons' simplification, lab/scenario.py).
+        ``observers``: called after each pass is applied, with its result and what applying it
+        changed (a lesson keeps each start's GPUs, each promise and each reason)."""
         self.env = simpy.Environment()
         self.state = ClusterState(config)
         self.multifactor = config.priority.type == "priority/multifactor"
@@ -58,6 +65,8 @@ class Simulator:
         for resv in reservations:  # advance reservations made before the replay begins
             self.state.add_reservation(resv)
         self.speedups = speedups
+        self.every_event = every_event
+        self.observers = list(observers)
         self.queue_order = QueueOrder()
         self.releases = Releases()
         self.trace = sorted(jobs, key=lambda j: (j.submit, j.job_id))
@@ -163,7 +172,7 @@ class Simulator:
             self._main_due = True
             self.env.timeout(0).callbacks.append(self._main_pass)
         cfg = self.state.config.sched
-        if not self._bf_due and cfg.policy != "fifo":
+        if not self._bf_due and cfg.policy != "fifo" and not self.every_event:
             self._bf_due = True
             tick = cfg.bf_interval
             nxt = math.ceil(self.env.now / tick) * tick  # a change on a tick is seen by that tick
@@ -173,7 +182,7 @@ class Simulator:
         self._main_due = False
         if self.state.pending:
             self.passes["main"] += 1
-            self._apply(self._schedule(backfill_cycle=False))
+            self._apply(self._schedule(backfill_cycle=self.every_event))
 
     def _backfill_pass(self, _event) -> None:
         self._bf_due = False
@@ -186,7 +195,7 @@ class Simulator:
         """One pass; with the speed-ups: the queue order and the releases kept between passes,
         and a pass that stops once nothing more could start (a replay needs only decisions)."""
         if not self.speedups:
-            return schedule(self.state, self.env.now, backfill_cycle=backfill_cycle)
+            return schedule(self.state, self.env.now, backfill_cycle=backfill_cycle, every_reason=True)
         return schedule(self.state, self.env.now, backfill_cycle=backfill_cycle, promise_all=False,
                         queue_order=self.queue_order, releases=self.releases if backfill_cycle else None)
 
@@ -231,6 +240,8 @@ class Simulator:
             incarnation = job.restart_count
             self.env.timeout(run_for).callbacks.append(
                 lambda _e, job=job, inc=incarnation, ok=remaining <= job.time_limit: self._end(job, inc, ok))
+        for observe in self.observers:
+            observe(result, applied)
 
     def _end(self, job: Job, incarnation: int, completed: bool) -> None:
         if job.restart_count != incarnation or job.state is not JobState.RUNNING:
