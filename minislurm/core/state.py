@@ -81,6 +81,28 @@ class ClusterState:
             self.jobs[job_id].priority = value
         self.reprioritized()
 
+    # Every change that moves a job in the queue's order goes through one of these, so the
+    # order and the releases kept between passes (sched/order, sched/releases) learn of it.
+    def hold(self, job: Job, kind: str) -> None:
+        """Hold a job (``user`` or ``admin``); a running one's hold applies if it is requeued."""
+        job.hold, job.priority, job.reason = kind, 0, Reason.held(kind)
+        self.reprioritized()
+
+    def release(self, job: Job, priority: int) -> None:
+        job.hold, job.priority, job.reason = None, priority, Reason.NONE
+        self.reprioritized()
+
+    def update(self, job: Job, changes: Mapping[str, object]) -> None:
+        """Change a job's fields (``scontrol update``: time limit, nice, account, ...)."""
+        for name, value in changes.items():
+            setattr(job, name, value)
+        self.reprioritized()
+
+    def set_max_time(self, partition: str, seconds: float) -> None:
+        """A partition's MaxTime changed: which of its jobs it takes changed too."""
+        self.partitions[partition].max_time = seconds
+        self.reprioritized()
+
     # -- transitions ---------------------------------------------------------------
     def _queued(self, job: Job) -> None:
         self.pending[job.job_id] = job
@@ -215,7 +237,8 @@ class ClusterState:
         job.restart_count += 1
         job.submit_time = now
         job.begin_time = now + self.config.sched.requeue_delay + (1 if self.config.sched.requeue_delay else 0)
-        job.hold = hold or job.hold  # a hold put on the running job applies now
+        if hold:  # requeued held (requeuehold, a launch failure); a hold put on the running job stays
+            job.hold, job.priority = hold, 0
         # What squeue says until the next pass looks: a hold outranks the delay.
         job.reason = Reason.held(job.hold) if job.hold else Reason.BEGIN_TIME
         self._queued(job)

@@ -93,8 +93,6 @@ def requeue_now(ctl: "Controller", job, hold: str | None) -> None:
     commits it and wakes its waiters (``ctl.commit(wake=...)``)."""
     ctl.running.forget_run(job)
     ctl.state.requeue(job, ctl.clock(), hold=hold)
-    if hold:
-        job.priority = 0
     ctl.live[job.job_id].next_step = 0
     accounting.record_job(ctl, job)
     ctl.save_job(job)
@@ -111,10 +109,7 @@ async def hold(ctl: "Controller", user: str, job_id: int, kind: str | None = Non
         raise SlurmError(errors.ALREADY_DONE)
     if kind == "admin" and user not in ctl.operators:  # only an operator's hold is an admin hold
         raise SlurmError(errors.ACCESS_DENIED)
-    job.hold = kind or ("admin" if user in ctl.operators else "user")
-    job.priority = 0
-    job.reason = Reason.held(job.hold)
-    ctl.state.reprioritized()
+    ctl.state.hold(job, kind or ("admin" if user in ctl.operators else "user"))
     if alone and in_record(job):
         key = job.job_id
         ctl.state.split_off(job)
@@ -132,10 +127,8 @@ async def release(ctl: "Controller", user: str, job_id: int) -> None:
         raise SlurmError(errors.ALREADY_DONE)
     if job.hold == "admin" and user not in ctl.operators:
         raise SlurmError(errors.ACCESS_DENIED)
-    job.hold = None
-    job.reason = Reason.NONE
-    job.priority = priority.initial(job, ctl.state, ctl.clock(), _fairshare(ctl))
-    ctl.state.reprioritized()
+    job.hold = None  # its priority is worked out as for a job not held
+    ctl.state.release(job, priority.initial(job, ctl.state, ctl.clock(), _fairshare(ctl)))
     ctl.save_job(job)
     await ctl.commit()
 
@@ -225,11 +218,10 @@ async def update_job(ctl: "Controller", user: str, job_id: int, fields: dict) ->
         access.check_reservation(ctl.state.reservations[job.reservation], job.user, changes["account"])
     if "tres_bind" in changes:
         ctl.live[job_id].tres_bind = changes.pop("tres_bind")
-    for k, v in changes.items():
-        setattr(job, k, v)
+    ctl.state.update(job, changes)
     if "array_max_running" in changes:
         for task_id in ctl.state.array_tasks[job.array_job_id]:
-            ctl.state.jobs[task_id].array_max_running = changes["array_max_running"]
+            ctl.state.update(ctl.state.jobs[task_id], {"array_max_running": changes["array_max_running"]})
             ctl.save_job(ctl.state.jobs[task_id])
     if "time_limit" in changes and job.state is JobState.RUNNING:
         ctl.running.arm_timers(job, ctl.clock())
@@ -237,9 +229,7 @@ async def update_job(ctl: "Controller", user: str, job_id: int, fields: dict) ->
         ctl.fairshare.associate([job])
     if changes.keys() & {"nice", "account"} and job.state is JobState.PENDING:
         from minislurm.sched import priority
-        job.priority = priority.initial(job, ctl.state, ctl.clock(), _fairshare(ctl))
-    if job.time_limit == math.inf or changes:
-        ctl.state.reprioritized()
+        ctl.state.set_priorities({job.job_id: priority.initial(job, ctl.state, ctl.clock(), _fairshare(ctl))})
     ctl.save_job(job)
     await ctl.commit()
 
@@ -253,9 +243,8 @@ async def update_partition(ctl: "Controller", user: str, name: str, max_time_min
     if part is None:
         raise SlurmError(errors.INVALID_PARTITION)
     if max_time_min is not None:
-        part.max_time = math.inf if max_time_min == "INFINITE" else max_time_min * 60
+        ctl.state.set_max_time(name, math.inf if max_time_min == "INFINITE" else max_time_min * 60)
         ctl.store.put_meta(f"partition_max_time:{name}", part.max_time)
-    ctl.state.reprioritized()  # which jobs the partition takes changed (QueueOrder's columns)
     await ctl.commit()
 
 

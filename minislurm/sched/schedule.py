@@ -35,6 +35,7 @@ from minislurm.sched.eligibility import blocked_reason, required_nodes
 from minislurm.sched.order import QueueOrder, priority_order
 from minislurm.sched.releases import Releases
 from minislurm.sched.select.cons_tres import request
+from minislurm.sched.shortcuts import Shortcuts
 from minislurm.sched.work import Pass, Start
 
 __all__ = ["PassResult", "Start", "priority_order", "schedule"]
@@ -95,7 +96,7 @@ class PassResult:
 
 def schedule(state: ClusterState, now: float, *, backfill_cycle: bool = True,
              promise_all: bool = True, queue_order: QueueOrder | None = None,
-             releases: Releases | None = None, every_reason: bool = False) -> PassResult:
+             releases: Releases | None = None, every_reason: bool = False, shortcuts: bool = True) -> PassResult:
     """Run one pass at time ``now``.  ``backfill_cycle=False`` runs the main stage only;
     ``promise_all=False``: the caller needs only the decisions (the simulator), so a pass
     where no node has room for any queued job (and no dependency to settle) ends at once, and
@@ -103,7 +104,9 @@ def schedule(state: ClusterState, now: float, *, backfill_cycle: bool = True,
     caller's :class:`~minislurm.sched.order.QueueOrder`, kept between passes, and ``releases``
     its :class:`~minislurm.sched.releases.Releases` (the running jobs' side of the plan);
     ``every_reason``: the reasons of the jobs the pass did not reach too (a lab's small queue;
-    the controller and the simulator keep what the last pass that reached a job told it).
+    the controller and the simulator keep what the last pass that reached a job told it);
+    ``shortcuts=False``: backfill searches every job it tests, without the speed-ups of
+    :mod:`~minislurm.sched.shortcuts` (the decisions are the same).
     """
     work = Pass(state, now)
     queue_order = queue_order or QueueOrder()
@@ -147,9 +150,10 @@ def schedule(state: ClusterState, now: float, *, backfill_cycle: bool = True,
     planned: dict[int, tuple[int, ...]] = {}
     policy = state.config.sched.policy
     if backfill_cycle and policy in ("conservative", "easy") and len(work.started) < len(order):
-        result_expected, planned = backfill.run(work, order, easy=(policy == "easy"),
-                                                 promise_all=promise_all, floor=queue_order.floor,
-                                                 columns=queue_order.columns, releases=releases)
+        speedups = Shortcuts(enabled=shortcuts, decisions_only=not promise_all, floor=queue_order.floor,
+                             columns=queue_order.columns)
+        result_expected, planned = backfill.run(work, order, easy=(policy == "easy"), releases=releases,
+                                                 shortcuts=speedups)
 
     return PassResult(now, tuple(work.starts), _reasons(work, order, every_reason), result_expected, planned,
                       work.settled)

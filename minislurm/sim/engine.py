@@ -195,7 +195,7 @@ class Simulator:
         """One pass; with the speed-ups: the queue order and the releases kept between passes,
         and a pass that stops once nothing more could start (a replay needs only decisions)."""
         if not self.speedups:
-            return schedule(self.state, self.env.now, backfill_cycle=backfill_cycle, every_reason=True)
+            return schedule(self.state, self.env.now, backfill_cycle=backfill_cycle, every_reason=True, shortcuts=False)
         return schedule(self.state, self.env.now, backfill_cycle=backfill_cycle, promise_all=False,
                         queue_order=self.queue_order, releases=self.releases if backfill_cycle else None)
 

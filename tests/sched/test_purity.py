@@ -122,15 +122,22 @@ def test_sched_changes_no_state_it_is_given(scene):
 @given(scene_st, st.lists(st.tuples(st.integers(0, 19), st.integers(-500, 500)), max_size=5))
 def test_the_callers_queue_order_memory_changes_no_decision(scene, changes):
     """A QueueOrder kept across passes gives the order a fresh sort gives, after new jobs,
-    starts and re-prioritisations."""
+    starts, re-prioritisations, holds, releases and updates: each made through the state's own
+    methods, which tell the kept order (no caller has to remember to)."""
     state, now = make_scene(*scene)
     memory = QueueOrder()
     schedule(state, now, queue_order=memory)
     for i, (pick, nice) in enumerate(changes):
         pending = sorted(state.pending)
-        if i % 2 and pending:
-            job = state.jobs[pending[pick % len(pending)]]
+        job = state.jobs[pending[pick % len(pending)]] if pending else None
+        if job is not None and i % 4 == 1:
             state.set_priorities({job.job_id: max(0, job.priority + nice)})
+        elif job is not None and i % 4 == 2 and job.hold:
+            state.release(job, job.priority + 7)
+        elif job is not None and i % 4 == 2:
+            state.hold(job, "user")
+        elif job is not None and i % 4 == 3:
+            state.update(job, {"time_limit": 60.0 * (1 + pick)})
         else:
             state.add(Job(state.new_job_id(), partition="gpu", submit_time=now, shape=Shape(cpus=1),
                           priority=max(0, 1000 + nice)))

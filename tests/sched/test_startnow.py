@@ -16,15 +16,15 @@ from minislurm.core.cluster import simple_cluster
 from minislurm.core.job import Job, Shape
 from minislurm.core.state import ClusterState
 from minislurm.core.states import JobState
-from minislurm.sched import backfill, startnow
+from minislurm.sched import shortcuts, startnow
 from minislurm.sched.order import QueueOrder, sort_key
 from minislurm.sched.promises import NEVER, Promises
 from minislurm.sched.schedule import schedule
 
 @pytest.fixture(autouse=True)
 def every_queue_is_deep(monkeypatch):
-    """StartNow answers for every queue here, however short (backfill.DEEP is a speed choice)."""
-    monkeypatch.setattr(backfill, "DEEP", 0)
+    """StartNow answers for every queue here, however short (shortcuts.DEEP is a speed choice)."""
+    monkeypatch.setattr(shortcuts, "DEEP", 0)
 
 
 job_st = st.tuples(
@@ -56,16 +56,6 @@ def make_jobs(n_nodes: int, jobs, policy: str, window_min: int) -> tuple[Cluster
 def replay(state: ClusterState, future: list[Job], runtimes: dict, shortcut: bool):
     """Passes every 30 s while anything changes; the starts of each, as the simulator applies them.
     Without the shortcuts every job is searched for in the plan (no job "like one that failed")."""
-    covers = backfill._Failures.covers
-    if not shortcut:
-        backfill._Failures.covers = lambda *_: False
-    try:
-        return _passes(state, future, runtimes, shortcut)
-    finally:
-        backfill._Failures.covers = covers
-
-
-def _passes(state: ClusterState, future: list[Job], runtimes: dict, shortcut: bool):
     order = QueueOrder() if shortcut else None
     ends: list[tuple[float, int]] = []
     future = sorted(future, key=lambda j: j.submit_time)
@@ -75,7 +65,7 @@ def _passes(state: ClusterState, future: list[Job], runtimes: dict, shortcut: bo
             state.finish(state.jobs[heapq.heappop(ends)[1]], JobState.COMPLETED, now)
         while future and future[0].submit_time <= now:
             state.add(future.pop(0))
-        result = schedule(state, now, promise_all=not shortcut, queue_order=order)
+        result = schedule(state, now, promise_all=not shortcut, queue_order=order, shortcuts=shortcut)
         log.append((now, [(s.job_id, s.alloc.nodes) for s in result.starts]))
         for s in result.starts:
             state.start(state.jobs[s.job_id], s.alloc, now)
