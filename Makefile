@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo labs test test-unit test-fast test-labs test-book book bench grade-demo grader-image cluster-image docker-cluster real-slurm clean
+.PHONY: .venv-clients demo labs test test-unit test-fast test-labs test-book book bench grade-demo grader-image cluster-image docker-cluster real-slurm clean
 
 $(STAMP): requirements.txt pyproject.toml
 	@echo "Setting up $(VENV): the pinned requirements (torch CPU, JupyterLab, otter-grader, ...) and minislurm;"
@@ -15,6 +15,18 @@ $(STAMP): requirements.txt pyproject.toml
 	$(PY) -m pip install -q --no-deps -e . --config-settings editable_mode=compat
 	touch $(STAMP)
 	@echo "$(VENV) is ready."
+
+# The tools ML people drive Slurm with (submitit, dask-jobqueue, parsl: requirements-clients.txt),
+# in a virtualenv of their own so that their pins never bend the project's; tests/clients runs
+# them against live clusters.
+CLIENTS       := .venv-clients
+CLIENTS_STAMP := $(CLIENTS)/.installed
+$(CLIENTS_STAMP): requirements-clients.txt
+	$(PYTHON) -m venv $(CLIENTS)
+	$(CLIENTS)/bin/python -m pip install -q --upgrade pip
+	$(CLIENTS)/bin/python -m pip install -q -r requirements-clients.txt
+	touch $(CLIENTS_STAMP)
+.venv-clients: $(CLIENTS_STAMP)
 
 demo: $(STAMP)
 	$(VENV)/bin/minislurm demo
@@ -47,7 +59,7 @@ test: $(STAMP)
 	printf '== make test: every part ran ==\n%b' "$$summary"; \
 	if [ -n "$$failed" ]; then echo "make test: failed:$$failed"; exit 1; fi
 
-test-unit: $(STAMP)
+test-unit: $(STAMP) $(CLIENTS_STAMP)
 	$(PY) -m pytest -q --durations=25 -n 3 --no-loadscope-reorder --ignore=tests/book
 
 # The edit-test loop: every test that starts no daemon, container or notebook kernel (those are
@@ -136,4 +148,4 @@ bench: $(STAMP)
 	$(PY) bench/sim_replay.py
 
 clean:
-	rm -rf $(VENV) out .pytest_cache node_modules book/_build $(VENDOR) book/_vendor_root
+	rm -rf $(VENV) $(CLIENTS) out .pytest_cache node_modules book/_build $(VENDOR) book/_vendor_root
