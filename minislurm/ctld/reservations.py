@@ -12,6 +12,7 @@ nodes are never replaced, and asking for REPLACE_DOWN with them is "Invalid node
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import pwd
@@ -47,7 +48,21 @@ def from_dict(d: dict) -> AdvanceReservation:
 
 def load_reservations(ctl: "Controller") -> None:
     for d in ctl.store.reservations():
-        ctl.state.reservations[d["name"]] = from_dict(d)
+        ctl.state.reservations[d["name"]] = r = from_dict(d)
+        pass_at_bounds(ctl, r)
+
+
+BOUND_SLACK = 0.01  # asyncio may run a timer up to its clock's resolution early
+
+
+def pass_at_bounds(ctl: "Controller", r: AdvanceReservation) -> None:
+    """A pass when the reservation starts and when it ends, as the simulator runs one: who may
+    run where changes then.  Each runs a moment past its bound, so that it sees it passed.  (A
+    timer left from before an update only runs a pass more.)"""
+    now, loop = ctl.clock(), asyncio.get_running_loop()
+    for when in (r.start, r.end):
+        if now < when < math.inf:
+            loop.call_later(when - now + BOUND_SLACK, ctl.request_pass)
 
 
 def _named_nodes(ctl: "Controller", text: str) -> tuple[str, ...]:
@@ -156,6 +171,7 @@ async def create(ctl: "Controller", fields: dict, user: str) -> str:
         raise SlurmError(errors.INVALID_NODE_NAME)
     r = _apply(ctl, AdvanceReservation(name, (), now), fields, now)
     ctl.state.add_reservation(r)
+    pass_at_bounds(ctl, r)
     ctl.store.put_reservation(name, to_dict(r))
     await ctl.commit()
     return name
@@ -167,6 +183,7 @@ async def update(ctl: "Controller", name: str, fields: dict) -> None:
         raise SlurmError(errors.INVALID_RESERVATION)
     r = _apply(ctl, old, fields, ctl.clock())
     ctl.state.add_reservation(r)  # swapped in whole, only once every field was accepted
+    pass_at_bounds(ctl, r)
     ctl.store.put_reservation(name, to_dict(r))
     await ctl.commit()
 
