@@ -198,6 +198,8 @@ LAYOUTS = {
     "scancel": Layout("scancel", "Usage: scancel [OPTIONS] [job_id[_array_id][.step_id]]",
                       usage_tail="[job_id[_array_id][.step_id]]", **_QUERY),
     "sprio": Layout("sprio", "Usage: sprio [OPTIONS]", **_QUERY),
+    "sdiag": Layout("sdiag", "Usage: sdiag [OPTIONS]", column=22, values=False, pad_long=False,
+                    usage="Usage: sdiag [-M cluster] [-aritT]"),
     "sacct": Layout("sacct", "sacct [<OPTION>]", intro=("    Valid <OPTION> values are:",), help_title=None,
                     indent=5, pad_long=False, colon=True, column=19, values=False, sort=True, short_help=True,
                     usage="Usage: sacct [options]\n\tUse --help for help",

@@ -20,6 +20,7 @@ COMMANDS = {
     "scontrol": ("minislurm.cli.scontrol", "view and change jobs, nodes, reservations"),
     "sprio": ("minislurm.cli.sprio", "view the priority factors of pending jobs"),
     "sshare": ("minislurm.cli.sshare", "view fair-share usage"),
+    "sdiag": ("minislurm.cli.sdiag", "view the controller's job, scheduling and RPC statistics"),
     "sacctmgr": ("minislurm.cli.sacctmgr", "view and (operators) change users, accounts, associations"),
     "sim": ("minislurm.cli.sim", "replay a workload trace in the simulator"),
     "demo": ("minislurm.cli.demo", "the guided tour (README's main command)"),

@@ -24,7 +24,7 @@ from minislurm.client import Client, ClientError
 from minislurm.core.cluster import ClusterConfig
 
 COMMANDS = ("sbatch", "srun", "salloc", "squeue", "scancel", "sinfo", "sacct", "sstat", "seff", "scontrol", "sprio", "sshare",
-            "sacctmgr")
+            "sacctmgr", "sdiag")
 KINDS = ("local", "docker")
 
 

@@ -32,7 +32,8 @@ STATE = Path("/var/spool/slurmctld")
 SPOOL = Path("/var/spool/slurmd")
 VENV_BIN = "/opt/venv/bin"
 PYTHON = f"{VENV_BIN}/python"
-COMMANDS = ("sbatch", "srun", "squeue", "scancel", "sinfo", "sacct", "scontrol", "sprio", "sshare", "sacctmgr")
+COMMANDS = ("sbatch", "srun", "squeue", "scancel", "sinfo", "sacct", "scontrol", "sprio", "sshare", "sacctmgr",
+            "sdiag")
 
 
 def _settings(text: str) -> dict:

@@ -45,6 +45,7 @@ async def submit(ctl: "Controller", user: str, request: dict) -> list[int]:
         await _never_runs(ctl, exc.job, Live.from_request(request, batch, uid, gid), now)
         raise
     ctl.state.used_job_ids(jobs[0].shown_id)  # an array takes one id; its tasks, theirs as they start
+    ctl.stats.submitted += 1
     fairshare = ctl.fairshare.for_jobs(jobs[:1], now) if ctl.fairshare else None  # one user, one account
     for job in jobs:
         job.priority = priority.initial(job, ctl.state, now, fairshare)

@@ -18,10 +18,15 @@ log = logging.getLogger("minislurm.ctld")
 class AgentClient(JsonClient):
     def __init__(self, token: str, timeout: float = 5.0):
         super().__init__(token, timeout, log)
+        self.in_flight = 0  # calls to agents not yet answered (sdiag's agent count)
 
     async def call(self, addr: str, path: str, payload: dict | None = None,
                    timeout: float | None = None) -> dict | None:
-        return await self.request(f"http://{addr}{path}", payload, timeout)
+        self.in_flight += 1
+        try:
+            return await self.request(f"http://{addr}{path}", payload, timeout)
+        finally:
+            self.in_flight -= 1
 
 
 class Agent:

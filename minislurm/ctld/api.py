@@ -9,6 +9,7 @@ their path, query and body against the route's schema, so handlers read typed va
 from __future__ import annotations
 
 import math
+import time
 
 from aiohttp import web
 
@@ -152,6 +153,26 @@ async def delete_reservation(request: web.Request) -> web.Response:
     return web.json_response({"ok": True})
 
 
+# -- sdiag -------------------------------------------------------------------------------------
+async def diag(request: web.Request) -> web.Response:
+    ctl = _ctl(request)
+    began = time.perf_counter()
+    for _ in range(1000):  # sdiag's "Latency for 1000 calls to gettimeofday()"
+        time.time()
+    latency = int((time.perf_counter() - began) * 1e6)
+    return web.json_response(ctl.stats.report(ctl.clock(), len(ctl.state.pending), len(ctl.state.running),
+                                              getattr(ctl.rpc, "in_flight", 0), latency))
+
+
+async def diag_reset(request: web.Request) -> web.Response:
+    """``sdiag --reset``: an operator's (anyone else: Slurm's "Access/permission denied")."""
+    ctl = _ctl(request)
+    if request[USER] not in ctl.operators:
+        raise SlurmError(errors.ACCESS_DENIED)
+    ctl.stats.reset(ctl.clock())
+    return web.json_response({"ok": True})
+
+
 # -- agents ------------------------------------------------------------------------------------
 async def agent_register(request: web.Request) -> web.Response:
     body = request[BODY]
@@ -202,6 +223,7 @@ def make_app(ctl: Controller) -> web.Application:
         ("GET", "/associations", list_associations), ("POST", "/associations", change_associations),
         ("GET", "/reservations", list_reservations), ("POST", "/reservations", create_reservation),
         ("POST", "/reservations/{name}", update_reservation), ("DELETE", "/reservations/{name}", delete_reservation),
+        ("GET", "/diag", diag), ("POST", "/diag/reset", diag_reset),
         ("POST", "/agents/register", agent_register), ("POST", "/agents/job-ended", agent_job_ended),
     ]
     for method, path, handler in routes:

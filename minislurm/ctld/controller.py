@@ -38,6 +38,7 @@ from minislurm.ctld.jobs import Live, job_to_dict
 from minislurm.ctld.recovery import recover
 from minislurm.ctld.running import RunningJobs
 from minislurm.ctld.runstate import Run
+from minislurm.ctld.stats import Stats
 from minislurm.ctld.store import Store
 from minislurm.lifecycle import Background, every
 from minislurm.sched import priority
@@ -88,6 +89,7 @@ class Controller:
         self._associations = AssociationTree(root_user=True)
         self._accounts_stamp: tuple | None = None
         self.running = RunningJobs(self)  # launches, limits, stops and ends of running jobs
+        self.stats = Stats(clock())  # what sdiag reports
 
     # -- start-up and recovery -------------------------------------------------------
     async def start(self) -> None:
@@ -178,10 +180,16 @@ class Controller:
         if not self.state.pending:
             return
         now = self.clock()
+        began = time.perf_counter()
         result = schedule(self.state, now, backfill_cycle=backfill, queue_order=self.queue_order,
                           releases=self.releases)
         applied = apply(self.state, result)
+        self.stats.cycle(backfill, int((time.perf_counter() - began) * 1e6), result.tested if backfill else result.reached,
+                         result.queued, now, backfilled=sum(s.backfilled for s in applied.started),
+                         table=len(result.planned_nodes) + 1)
+        self.stats.started += len(applied.started)
         for job in applied.cancelled:  # --kill-on-invalid-dep=yes
+            self.stats.canceled += 1
             accounting.record_job(self, job)
             self.tell(job.job_id)
         for job in applied.settled:

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import logging
 import secrets
+import time
 
 from aiohttp import web
 
 from minislurm.common.auth import AuthError
 from minislurm.core import errors
 from minislurm.core.errors import SlurmError
-from minislurm.ctld import validate
+from minislurm.ctld import stats, validate
 from minislurm.ctld.controller import Controller
 from minislurm.ctld.schema import MAX_BODY, ROUTES
 
@@ -92,6 +93,20 @@ async def _serve(request: web.Request, handler) -> web.StreamResponse:
     return await handler(request)
 
 
+def _count(request: web.Request, us: int) -> None:
+    """sdiag's RPC statistics: the request by the Slurm RPC its route stands for, and by user
+    (an agent's requests are the SlurmUser's, as slurmd's are)."""
+    route = _route(request)
+    name = stats.RPCS.get(route)
+    if name is None:
+        return
+    if route == ("POST", "/jobs") and not (request.get(BODY) or {}).get("batch", True):
+        name = stats.ALLOCATION
+    ctl = request.app[CTL]
+    user = ctl.slurm_user if _agent_route(route) else request.get(USER) or ctl.slurm_user
+    ctl.stats.rpc(name, user, us)
+
+
 def _status(exc: SlurmError) -> int:
     if isinstance(exc, validate.RequestError):
         return exc.status
@@ -103,6 +118,8 @@ async def guard(request: web.Request, handler):
     """Authenticate, validate, and answer every failure as JSON; never let one kill the daemon."""
     rid = secrets.token_hex(6)
     request[REQUEST_ID] = rid
+    began = time.perf_counter()
+    request.app[CTL].stats.serving += 1
     try:
         response = await _serve(request, handler)
     except SlurmError as exc:  # a refused request: Slurm's text
@@ -116,7 +133,10 @@ async def guard(request: web.Request, handler):
     except Exception:  # noqa: BLE001 - a bug: logged and answered 500; the controller goes on
         log.exception("request %s: %s %r failed", rid, request.method, request.path_qs[:200])
         response = _error(500, f"Unexpected controller error (request {rid})")
+    finally:
+        request.app[CTL].stats.serving -= 1
     response.headers["X-Request-Id"] = rid
+    _count(request, int((time.perf_counter() - began) * 1e6))
     after = request.get(AFTER_ANSWER)
     if after:
         try:

@@ -67,11 +67,13 @@ def run(work: "Pass", order: list[Job], easy: bool = False, releases: Releases |
         if tested >= cfg.bf_max_job_test:
             break
         tested += 1
+        work.tested = tested
         may_promise = not (easy and job.partition in promised_parts)
         jump = shortcuts.pass_over(at - 1, may_promise, work.reached, promised_parts if easy else set())
         if jump is not None:
             at, passed = jump
             tested += passed
+            work.tested = tested
             continue
         required = required_nodes(job, state)
         allowed = work.allowed(job, honour_reservations=False)

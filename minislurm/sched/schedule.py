@@ -88,6 +88,9 @@ class PassResult:
     planned_nodes: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
     # Dependencies found final this pass: OK, NEVER, or the narrower Dependency left.
     settled: Mapping[int, str | Dependency] = field(default_factory=dict)
+    queued: int = 0  # the queue's length
+    reached: int = 0  # how many jobs the main stage looked at
+    tested: int = 0  # how many backfill tested
 
     def __post_init__(self):
         for name in ("reasons", "expected_start", "planned_nodes", "settled"):  # read-only, as the rest
@@ -112,7 +115,7 @@ def schedule(state: ClusterState, now: float, *, backfill_cycle: bool = True,
     queue_order = queue_order or QueueOrder()
     order = queue_order(state)
     if not promise_all and not work.settled and not work.free.open_now(state.nodes.usable, queue_order.floor).any():
-        return PassResult(now, (), _reasons(work, order, every_reason))
+        return PassResult(now, (), _reasons(work, order, every_reason), queued=len(order))
     blocked_parts: set[str] = set()
     failed_resv: set[str] = set()
     withheld: np.ndarray | None = None  # -w nodes of jobs that could not start
@@ -156,4 +159,4 @@ def schedule(state: ClusterState, now: float, *, backfill_cycle: bool = True,
                                                  shortcuts=speedups)
 
     return PassResult(now, tuple(work.starts), _reasons(work, order, every_reason), result_expected, planned,
-                      work.settled)
+                      work.settled, len(order), work.reached, work.tested)

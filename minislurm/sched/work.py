@@ -34,6 +34,7 @@ class Pass:
         self.reason: dict[int, str] = {}
         self.array_started: dict[int, int] = {}  # array job id -> tasks started this pass
         self.reached = 0  # how far into the queue the main stage went (no reason is known beyond)
+        self.tested = 0  # how many jobs backfill tested (its depth, as sdiag reports it)
         # Every dependency tested once, on the state before this pass starts anything.
         self.deps, self.settled = depend.sweep(state)
         self._bases: dict[str, np.ndarray] = {}

@@ -39,13 +39,14 @@ FIRST_LINE = {
     "sstat": "sstat [<OPTION>] -j <job(.stepid)>",
     "seff": "Usage: seff [Options] <Jobid>",
     "sacctmgr": "sacctmgr [<OPTION>] [<COMMAND>]",
+    "sdiag": "Usage: sdiag [OPTIONS]",
 }
 COMMANDS = list(FIRST_LINE)
 # --usage: a synopsis; sacct's and sstat's are two fixed lines, sshare's and scontrol's are their help
 USAGE_FIRST = {**{c: f"Usage: {c} [" for c in COMMANDS},
                "sacct": "Usage: sacct [options]", "sstat": "Usage: sstat [options] -j <job(.stepid)>",
                "sshare": FIRST_LINE["sshare"], "scontrol": FIRST_LINE["scontrol"], "seff": FIRST_LINE["seff"],
-               "sacctmgr": FIRST_LINE["sacctmgr"]}
+               "sacctmgr": FIRST_LINE["sacctmgr"], "sdiag": "Usage: sdiag [-M cluster] [-aritT]"}
 VERSION = {**{c: "slurm 22.05.8\n" for c in COMMANDS}, "seff": "seff Version 2.1\n"}
 
 

@@ -241,6 +241,16 @@ upto '[ "$(nodes sp2)" != "Nodes=$n" ]'; [ "$(nodes sp2)" != "Nodes=$n" ] && ech
 scontrol update NodeName=$n State=RESUME; scontrol delete ReservationName=sp2
 scontrol create reservation ReservationName=sp3 Nodes=c1 StartTime=now Duration=10 Users=root Flags=REPLACE_DOWN; echo "rc=$?"
 """),
+    # sdiag after a reset: its layout (numbers, dates and the RPC lines masked: which RPCs a
+    # command sends differs), with a job waiting so that both schedulers have cycles to report.
+    "sdiag": (True, r"""sdiag -r
+b=$(sbatch --parsable --exclusive -N2 -o /dev/null --wrap 'sleep 30'); running $b 1
+w=$(sbatch --parsable -N2 -o /dev/null --wrap true); sleep 5; squeue -h -j $w -o '%T %r'
+sdiag | sed -E 's/[A-Z][a-z]{2} [A-Z][a-z]{2} [0-9]{2} [0-9:]{8} [0-9]{4}/DATE/; s/[0-9]+/N/g' | grep -v ') count:N'
+scancel $b $w; gone $b; gone $w
+sdiag -M nosuch; echo "rc=$?"
+sdiag --usage
+"""),
     # squeue -s: the running steps, a batch job's own steps included.
     "squeue_steps": (False, r"""b=$(sbatch --parsable -J stepper -o /dev/null --wrap 'srun -J inner sleep 30')
 upto '[ -n "$(squeue -h -s | grep "$b\.0 ")" ]'; sleep 1

@@ -43,7 +43,7 @@ FRESH = os.environ.get("MINISLURM_CLI_FUZZ_FRESH") == "1"  # new examples each r
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=not FRESH, database=None,
                     suppress_health_check=list(HealthCheck))
 COMMANDS = ["sbatch", "srun", "salloc", "squeue", "scancel", "sinfo", "sacct", "scontrol", "sprio", "sshare",
-            "sstat", "seff"]
+            "sstat", "seff", "sdiag"]
 NOWHERE = "fuzz-no-such-partition"
 SCRIPT = "#!/bin/sh\ntrue\n"
 
