@@ -43,9 +43,9 @@ from minislurm.ctld.store import Store
 from minislurm.lifecycle import Background, every
 from minislurm.sched import priority
 from minislurm.sched.access import Requester
+from minislurm.sched.apply import apply
 from minislurm.sched.order import QueueOrder
 from minislurm.sched.releases import Releases
-from minislurm.sched.apply import apply
 from minislurm.sched.schedule import schedule
 
 log = logging.getLogger("minislurm.ctld")
@@ -184,9 +184,9 @@ class Controller:
         result = schedule(self.state, now, backfill_cycle=backfill, queue_order=self.queue_order,
                           releases=self.releases)
         applied = apply(self.state, result)
-        self.stats.cycle(backfill, int((time.perf_counter() - began) * 1e6), result.tested if backfill else result.reached,
-                         result.queued, now, backfilled=sum(s.backfilled for s in applied.started),
-                         table=len(result.planned_nodes) + 1)
+        self.stats.cycle(backfill, int((time.perf_counter() - began) * 1e6),  # sdiag's figures of the pass
+                         result.tested if backfill else result.reached, result.queued, now,
+                         backfilled=sum(s.backfilled for s in applied.started), table=len(result.planned_nodes) + 1)
         self.stats.started += len(applied.started)
         for job in applied.cancelled:  # --kill-on-invalid-dep=yes
             self.stats.canceled += 1

@@ -21,7 +21,6 @@ from minislurm.core.job import Job
 from minislurm.core.state import ClusterState
 from minislurm.core.states import DependencyOutcome, JobState, Reason
 from minislurm.sched.schedule import PassResult
-from minislurm.sched.work import Start
 
 
 @dataclass(frozen=True)
@@ -78,4 +77,4 @@ def requeue_or_fail(state: ClusterState, job: Job, now: float, *, batch: bool = 
     return JobState.NODE_FAIL
 
 
-__all__ = ["Applied", "Started", "Start", "apply", "requeue_or_fail"]
+__all__ = ["Applied", "Started", "apply", "requeue_or_fail"]

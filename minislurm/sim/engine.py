@@ -31,9 +31,9 @@ from minislurm.core.reservation import AdvanceReservation
 from minislurm.core.state import ClusterState
 from minislurm.core.states import JobState, Reason
 from minislurm.sched import priority
+from minislurm.sched.apply import Applied, apply, requeue_or_fail
 from minislurm.sched.order import QueueOrder
 from minislurm.sched.releases import Releases
-from minislurm.sched.apply import Applied, apply, requeue_or_fail
 from minislurm.sched.schedule import PassResult, schedule
 from minislurm.sched.sharebook import FairShareBook
 from minislurm.sched.submit import record_job, refusal
