@@ -17,12 +17,12 @@ from minislurm.common.auth import DEFAULT_LIFESPAN
 from minislurm.core import errors
 from minislurm.core.errors import SlurmError
 from minislurm.core.views import partition_view
-from minislurm.ctld import accounting, actions, health, reservations
+from minislurm.ctld import accounting, actions, health, metrics, reservations
 from minislurm.ctld.api_jobs import (cancel, complete_allocation, complete_step, create_step, get_job, hold,
                                       job_alive, job_usage, list_jobs, release, requeue, submit, update_job,
                                       wait_job)
 from minislurm.ctld.controller import Controller
-from minislurm.ctld.edge import BODY, CTL, PATH, PREFIX, QUERY, USER, guard
+from minislurm.ctld.edge import BODY, CTL, METRICS, PATH, PREFIX, QUERY, USER, guard
 from minislurm.ctld.present import node_views
 from minislurm.ctld.schema import MAX_BODY, ROUTES
 
@@ -173,6 +173,18 @@ async def diag_reset(request: web.Request) -> web.Response:
     return web.json_response({"ok": True})
 
 
+async def metrics_page(request: web.Request) -> web.Response:
+    """OpenMetrics (minislurm.ctld.metrics): ``/metrics`` lists the endpoints."""
+    ctl, endpoint = _ctl(request), request.path.removeprefix("/metrics").lstrip("/")
+    render = {"": metrics.index, "jobs": lambda: metrics.jobs(ctl.state),
+              "jobs-users-accts": lambda: metrics.users_and_accounts(ctl.state),
+              "nodes": lambda: metrics.nodes(ctl.state), "partitions": lambda: metrics.partitions(ctl.state),
+              "scheduler": lambda: metrics.scheduler(ctl.stats, ctl.stats.serving, getattr(ctl.rpc, "in_flight", 0))}
+    text = render[endpoint]()
+    kind = "text/plain; charset=utf-8" if not endpoint else metrics.CONTENT_TYPE
+    return web.Response(text=text, headers={"Content-Type": kind})
+
+
 # -- agents ------------------------------------------------------------------------------------
 async def agent_register(request: web.Request) -> web.Response:
     body = request[BODY]
@@ -230,4 +242,6 @@ def make_app(ctl: Controller) -> web.Application:
         if (method, path) not in ROUTES:  # every input is checked: no route without a schema
             raise RuntimeError(f"no schema for {method} {path} in minislurm.ctld.schema")
         r.add_route(method, PREFIX + path, handler)
+    for path in METRICS:  # where Prometheus scrapes slurmctld: not under the API's prefix
+        r.add_route("GET", path, metrics_page)
     return app

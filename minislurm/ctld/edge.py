@@ -24,12 +24,15 @@ from minislurm.common.auth import AuthError
 from minislurm.core import errors
 from minislurm.core.errors import SlurmError
 from minislurm.ctld import stats, validate
+from minislurm.ctld.metrics import ENDPOINTS
 from minislurm.ctld.controller import Controller
 from minislurm.ctld.schema import MAX_BODY, ROUTES
 
 log = logging.getLogger("minislurm.ctld")
 PREFIX = "/api/v1"
-PUBLIC = {("GET", "/ping"), ("GET", "/openapi.json")}
+METRICS = ("/metrics", *(f"/metrics/{e}" for e in ENDPOINTS))
+# No token: the service's description, and the metrics (counts only, as Slurm serves them)
+PUBLIC = {("GET", "/ping"), ("GET", "/openapi.json"), *(("GET", path) for path in METRICS)}
 AUTH_INVALID = "Invalid authentication credential"
 CTL = web.AppKey("ctl", Controller)
 USER = web.RequestKey("user", str)  # who the token names: a user, or a node on agent routes
@@ -54,6 +57,8 @@ def _route(request: web.Request) -> tuple[str, str] | None:
     """(method, path below /api/v1) of the route the request matched; None for no route."""
     resource = request.match_info.route.resource
     path = resource.canonical if resource is not None else ""
+    if path in METRICS:  # Prometheus' endpoints, on the controller's port as on slurmctld's
+        return (request.method, path)
     return (request.method, path[len(PREFIX):]) if path.startswith(PREFIX + "/") else None
 
 
