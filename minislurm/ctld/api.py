@@ -20,7 +20,7 @@ from minislurm.core.views import partition_view
 from minislurm.ctld import accounting, actions, health, metrics, reservations
 from minislurm.ctld.api_jobs import (cancel, complete_allocation, complete_step, create_step, get_job, hold,
                                       job_alive, job_usage, list_jobs, release, requeue, submit, update_job,
-                                      wait_job)
+                                      wait_job, why_job)
 from minislurm.ctld.controller import Controller
 from minislurm.ctld.edge import BODY, CTL, METRICS, PATH, PREFIX, QUERY, USER, guard
 from minislurm.ctld.present import node_views
@@ -227,7 +227,7 @@ def make_app(ctl: Controller) -> web.Application:
         ("POST", "/jobs/{job_id}/complete", complete_allocation), ("POST", "/jobs/{job_id}/alive", job_alive),
         ("POST", "/jobs/{job_id}/steps", create_step),
         ("POST", "/jobs/{job_id}/steps/{step_id}/complete", complete_step),
-        ("GET", "/jobs/{job_id}/usage", job_usage),
+        ("GET", "/jobs/{job_id}/usage", job_usage), ("GET", "/jobs/{job_id}/why", why_job),
         ("GET", "/nodes", list_nodes), ("POST", "/nodes/update", update_nodes),
         ("POST", "/partitions/update", update_partition),
         ("GET", "/partitions", list_partitions), ("GET", "/acct", acct), ("GET", "/priorities", priorities),

@@ -74,6 +74,19 @@ async def get_job(request: web.Request) -> web.Response:
     return web.json_response(full_job(ctl, job))
 
 
+async def why_job(request: web.Request) -> web.Response:
+    """Why the job waits: its reason, the last plan's start for it and what holds it there, and
+    what-ifs worked out by the same policy on a copy of the state (minislurm.sched.why)."""
+    from minislurm.sched import why
+    ctl = _ctl(request)
+    job = ctl.job(_job_id(request))
+    now = ctl.clock()
+    out = why.explain(ctl.state, job.job_id, now, ctl.expected, ctl.sched_nodes)
+    out["now"] = now
+    out["what_if"] = why.what_ifs(ctl.state, job.job_id, now, out["expected_start"]) if job.pending else []
+    return web.json_response(out)
+
+
 async def job_alive(request: web.Request) -> web.Response:
     """The srun that owns an allocation is still there (InactiveLimit)."""
     ctl = _ctl(request)
