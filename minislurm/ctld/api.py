@@ -161,7 +161,7 @@ async def diag(request: web.Request) -> web.Response:
         time.time()
     latency = int((time.perf_counter() - began) * 1e6)
     return web.json_response(ctl.stats.report(ctl.clock(), len(ctl.state.pending), len(ctl.state.running),
-                                              getattr(ctl.rpc, "in_flight", 0), latency))
+                                              ctl.agent_calls, latency))
 
 
 async def diag_reset(request: web.Request) -> web.Response:
@@ -179,7 +179,7 @@ async def metrics_page(request: web.Request) -> web.Response:
     render = {"": metrics.index, "jobs": lambda: metrics.jobs(ctl.state),
               "jobs-users-accts": lambda: metrics.users_and_accounts(ctl.state),
               "nodes": lambda: metrics.nodes(ctl.state), "partitions": lambda: metrics.partitions(ctl.state),
-              "scheduler": lambda: metrics.scheduler(ctl.stats, ctl.stats.serving, getattr(ctl.rpc, "in_flight", 0))}
+              "scheduler": lambda: metrics.scheduler(ctl.stats, ctl.stats.serving, ctl.agent_calls)}
     text = render[endpoint]()
     kind = "text/plain; charset=utf-8" if not endpoint else metrics.CONTENT_TYPE
     return web.Response(text=text, headers={"Content-Type": kind})
