@@ -24,8 +24,8 @@ from minislurm.common.auth import AuthError
 from minislurm.core import errors
 from minislurm.core.errors import SlurmError
 from minislurm.ctld import stats, validate
-from minislurm.ctld.metrics import ENDPOINTS
 from minislurm.ctld.controller import Controller
+from minislurm.ctld.metrics import ENDPOINTS
 from minislurm.ctld.schema import MAX_BODY, ROUTES
 
 log = logging.getLogger("minislurm.ctld")
