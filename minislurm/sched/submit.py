@@ -99,7 +99,7 @@ def job_template(part: PartitionConfig, config: ClusterConfig, *, user: str, acc
 
 def record_job(job_id: int, state: ClusterState, *, partition: str | None, now: float, user: str, account: str,
                name: str, time_limit: float, num_nodes: int, shape: Shape,
-               reservation: str | None = None) -> Job:
+               reservation: str | None = None, dependency: Dependency | None = None) -> Job:
     """A trace's record as the job the controller would have made of it (the simulator's
     admission); ``partition`` None is the default one.  Raises SlurmError for a partition the
     cluster lacks; what else would refuse it is :func:`refusal`'s."""
@@ -108,7 +108,7 @@ def record_job(job_id: int, state: ClusterState, *, partition: str | None, now: 
         raise SlurmError(errors.INVALID_PARTITION)
     return Job(job_id, **job_template(part, state.config, user=user, account=account, name=name, now=now,
                                       time_limit=time_limit, num_nodes=num_nodes, shape=shape,
-                                      reservation=reservation))
+                                      reservation=reservation, dependency=known_dependency(dependency, state)))
 
 
 def closed_to_submissions(part: PartitionConfig) -> bool:
@@ -279,19 +279,24 @@ def _shape(spec: JobSpec, cfg: ClusterConfig, nodes: int, per_node: int, gpus: G
 
 def _check_references(spec: JobSpec, state: ClusterState, user: str, account: str) -> Dependency | None:
     """The reservation exists and admits the user.  Returns the dependency without the job
-    ids nobody knows: Slurm 22.05 drops them (a job never run, or long gone) and, when
-    nothing is left, the job has no dependency."""
+    ids nobody knows (:func:`known_dependency`)."""
     if spec.reservation is not None:
         resv = state.reservations.get(spec.reservation)
         if resv is None:
             raise SlurmError(errors.INVALID_RESERVATION)
         access.check_reservation(resv, user, account)
-    if spec.dependency is None:
+    return known_dependency(spec.dependency, state)
+
+
+def known_dependency(dependency: Dependency | None, state: ClusterState) -> Dependency | None:
+    """The dependency without the job ids nobody knows: Slurm 22.05 drops them (a job never
+    run, or long gone) and, when nothing is left, the job has no dependency."""
+    if dependency is None:
         return None
-    terms = tuple((kind, known) for kind, ids in spec.dependency.terms
+    terms = tuple((kind, known) for kind, ids in dependency.terms
                   if (known := tuple(i for i in ids if i in state.jobs or i in state.array_tasks))
                   or kind == "singleton")
-    return replace(spec.dependency, terms=terms) if terms else None
+    return replace(dependency, terms=terms) if terms else None
 
 
 def _build(template: dict, spec: JobSpec, first_id: int) -> list[Job]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 import simpy
 
@@ -74,6 +75,7 @@ class Simulator:
         self.checkpoint_interval = checkpoint_interval
         self.progress = progress
         self.records: dict[int, JobRecord] = {}
+        self._ids: dict[int, int] = {}  # trace id -> the replay's job id
         self.rejected: list[tuple[int, str]] = []
         self.passes = {"main": 0, "backfill": 0}
         self._work_done: dict[int, float] = {}  # checkpointed seconds of work per job
@@ -138,7 +140,7 @@ class Simulator:
             job = record_job(st.new_job_id(), st, partition=partition, now=now, user=tj.user, account=tj.account,
                              name=str(tj.job_id), time_limit=tj.time_limit, num_nodes=tj.nodes,
                              shape=Shape(cpus=tj.cpus_per_node, mem=tj.mem_per_node, gpus=tj.gpus_per_node),
-                             reservation=tj.reservation)
+                             reservation=tj.reservation, dependency=self._replay_ids(tj.dependency))
         except SlurmError as exc:
             why = str(exc)
         else:
@@ -151,11 +153,20 @@ class Simulator:
         fairshare = self.fairshare.for_jobs([job], now) if self.fairshare else None
         job.priority = priority.initial(job, st, now, fairshare)
         st.add(job)
+        self._ids[tj.job_id] = job.job_id
         self.records[job.job_id] = JobRecord(job.job_id, now, None, None, job.num_nodes,
                                              job.num_nodes * job.shape.gpus, job.num_nodes * job.shape.cpus,
                                              tj.runtime, tj.time_limit)
         self._work_done[job.job_id] = 0.0
         self._kick()
+
+    def _replay_ids(self, dependency):
+        """A record's dependency on trace ids, on the replay's job ids instead (a record never
+        admitted has none: its id is dropped, as Slurm drops an unknown one)."""
+        if dependency is None:
+            return None
+        return replace(dependency, terms=tuple((kind, tuple(self._ids.get(i, 0) for i in ids))
+                                              for kind, ids in dependency.terms))
 
     def _done_one(self) -> None:
         self._outstanding -= 1

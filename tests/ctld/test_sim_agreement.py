@@ -4,7 +4,8 @@ live controller (in-process on a fake clock, ctldkit.py).  Both run one ClusterS
 scheduler and one admission rule; this checks that nothing around them drifts apart, on the
 lab's own configuration: priority/multifactor with fair share charged as runs end and
 priorities recomputed every PriorityCalcPeriod, a partition shared or OverSubscribe=EXCLUSIVE,
-and an advance reservation that some jobs run in and the others must keep clear of."""
+an advance reservation that some jobs run in and the others must keep clear of, and
+dependencies (afterok, afterany) on earlier jobs."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from minislurm.cluster.confgen import lab_config
+from minislurm.core.job import Dependency
 from minislurm.core.reservation import AdvanceReservation
 from minislurm.ctld import reservations
 from minislurm.sim.engine import Simulator
@@ -23,12 +25,28 @@ from minislurm.sim.traces import TraceJob
 
 USERS = [("alice", "physics"), ("bob", "physics"), ("carol", "bio")]  # who submits, charged to what
 trace_st = st.lists(st.tuples(st.integers(0, 300), st.integers(10, 600), st.integers(1, 20), st.integers(1, 3),
-                              st.integers(1, 8), st.integers(0, 4), st.integers(0, len(USERS) - 1), st.booleans()),
+                              st.integers(1, 8), st.integers(0, 4), st.integers(0, len(USERS) - 1), st.booleans(),
+                              st.one_of(st.none(), st.tuples(st.sampled_from(["afterok", "afterany"]),
+                                                             st.integers(1, 3)))),
                     min_size=1, max_size=12)
+# The last field: a dependency on the row so many rows before (if it was submitted first; if not,
+# or if it was refused, the id is unknown then, and Slurm drops it).
 # An advance reservation for account bio on the last node, from t=120 s for six hours (room for
 # every job that asks for it): the one-node jobs of bio's user that ask for it (the last field
 # of a row) run only inside it, the others around it.
 RESERVATION = ("bio_run", ("gpu03",), 120.0, 120.0 + 6 * 3600, "bio")
+
+
+def _depends(row, i: int) -> bool:
+    """Whether row ``i`` has a dependency: not a job of the reservation (one held by a dependency
+    past the reservation's end could never start, on Slurm either)."""
+    return row[8] is not None and i >= row[8][1] and _reservation(row) is None
+
+
+def _after(row, i: int, ids: dict) -> dict | None:
+    """What sbatch -d KIND:ID sends, for the row's dependency, if its target has an id yet."""
+    target = ids.get(i + 1 - row[8][1]) if _depends(row, i) else None
+    return {"terms": [[row[8][0], [target]]]} if target else None
 
 
 def _reservation(row) -> str | None:
@@ -66,8 +84,9 @@ def _nodes(state, job) -> tuple[str, ...]:
 def replay(rows, cfg) -> dict[int, tuple]:
     """Trace id -> (start, end, state) in a replay, or ("refused",)."""
     jobs = [TraceJob(i + 1, *_times(submit, runtime, limit, i), limit * 60.0, nodes, cpus, gpus,
-                     user=USERS[who][0], account=USERS[who][1], reservation=_reservation(row))
-            for i, row in enumerate(rows) for submit, runtime, limit, nodes, cpus, gpus, who, _ in [row]]
+                     user=USERS[who][0], account=USERS[who][1], reservation=_reservation(row),
+                     dependency=Dependency(((row[8][0], (i + 1 - row[8][1],)),)) if _depends(row, i) else None)
+            for i, row in enumerate(rows) for submit, runtime, limit, nodes, cpus, gpus, who, *_ in [row]]
     name, nodes, start, end, account = RESERVATION
     sim = Simulator(cfg, jobs, reservations=[AdvanceReservation(name, nodes, start, end,
                                                                 accounts=frozenset({account}))])
@@ -88,15 +107,16 @@ def live(rows, cfg, tmp_path) -> dict[int, tuple]:
         await reservations.create(h.ctl, {"name": name, "nodes": ",".join(nodes), "start": EPOCH + start,
                                           "end": EPOCH + end, "accounts": account}, "root")
         ids = {}
-        for i, (submit, runtime, limit, nodes, cpus, gpus, who, _) in sorted(enumerate(rows),
-                                                                              key=lambda r: (r[1][0], r[0])):
+        for i, (submit, runtime, limit, nodes, cpus, gpus, who, *_) in sorted(enumerate(rows),
+                                                                               key=lambda r: (r[1][0], r[0])):
             # The same job as sbatch asks for it: NODES nodes, one task each of CPUS CPUs, GPUS GPUs per node.
             at, seconds = _times(submit, runtime, limit, i)
             await asyncio.sleep(EPOCH + at - loop.time())
             try:
                 ids[i + 1] = await h.submit(USERS[who][0], account=USERS[who][1], seconds=seconds, nodes_min=nodes, ntasks_per_node=1,
                                             cpus_per_task=cpus, gpus_per_node=[None, gpus] if gpus else None,
-                                            time_limit_min=limit, reservation=_reservation(rows[i]))
+                                            time_limit_min=limit, reservation=_reservation(rows[i]),
+                                            dependency=_after(rows[i], i, ids))
             except Exception:  # noqa: BLE001 - refused: compared below
                 ids[i + 1] = None
         await h.until(lambda: all(h.job(j).state.finished for j in ids.values() if j), within=86_000, step=1)

@@ -38,6 +38,7 @@ class TraceJob:
     account: str = "default"
     partition: str | None = None
     reservation: str | None = None  # runs only inside this advance reservation (--reservation)
+    dependency: object | None = None  # a core.job.Dependency on earlier records' trace ids (--dependency)
 
 
 @dataclass(slots=True)
