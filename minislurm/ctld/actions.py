@@ -56,7 +56,7 @@ async def cancel(ctl: "Controller", user: str, uid: int, job_id: int, signal: in
     if job.state is JobState.PENDING:
         live.cancelled_by = uid
         ctl.state.finish(job, JobState.CANCELLED, ctl.clock())
-        ctl.stats.canceled += 1
+        ctl.stats.ended(JobState.CANCELLED)
         accounting.record_job(ctl, job)
         ctl.save_job(job)
         await ctl.commit(wake=(job_id,))

@@ -195,7 +195,7 @@ class Controller:
                          backfilled=sum(s.backfilled for s in applied.started), table=len(result.planned_nodes) + 1)
         self.stats.started += len(applied.started)
         for job in applied.cancelled:  # --kill-on-invalid-dep=yes
-            self.stats.canceled += 1
+            self.stats.ended(JobState.CANCELLED)
             accounting.record_job(self, job)
             self.tell(job.job_id)
         for job in applied.settled:

@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from minislurm.core.state import ClusterState
-from minislurm.core.states import JobState
+from minislurm.core.states import JobState, NodeState
 from minislurm.ctld.stats import Stats
 
 CONTENT_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
@@ -103,20 +103,15 @@ def users_and_accounts(state: ClusterState) -> str:
     return out.text()
 
 
-def _node_state(nodes, n: int) -> str:
-    if nodes.down[n]:
-        return "down"
-    used_cpus = nodes.cap_cpu[n] - nodes.free_cpu[n]
-    if nodes.drain[n]:
-        return "draining" if used_cpus else "drained"
-    return "idle" if not used_cpus and nodes.cap_gpu[n] == nodes.free_gpu[n] else \
-        "alloc" if nodes.free_cpu[n] == 0 else "mixed"
+# NodeTable.state (sinfo's base state) -> the metric's word
+NODE_STATES = {NodeState.IDLE: "idle", NodeState.MIXED: "mixed", NodeState.ALLOCATED: "alloc",
+               NodeState.DOWN: "down", NodeState.DRAINED: "drained", NodeState.DRAINING: "draining"}
 
 
 def nodes(state: ClusterState) -> str:
     n, out = state.nodes, Exposition()
     names = list(n.names)
-    states = Counter(_node_state(n, i) for i in range(len(names)))
+    states = Counter(NODE_STATES.get(n.state(i)) for i in range(len(names)))
     out.one("nodes", "nodes in the cluster", len(names))
     for key in ("alloc", "mixed", "idle", "down", "drained", "draining"):
         out.one(f"nodes_{key}", f"nodes {key}", states[key])

@@ -215,24 +215,12 @@ class RunningJobs:
                 final, reason = JobState.FAILED, Reason.NON_ZERO_EXIT
         self.charge_usage(job, now)  # before finish() releases the allocation it is computed from
         self.ctl.state.finish(job, final, now, exit_code=exit_code, reason=reason)
-        self.count_end(final, launch_failed)
+        self.ctl.stats.ended(final, launch_failed)
         job.exit_signal = signal
         accounting.record_job(self.ctl, job)
         accounting.close_steps(self.ctl, job, final)
         self.forget_run(job)
         self.ctl.save_job(job)
-
-    def count_end(self, final: JobState, failed: bool) -> None:
-        """sdiag's count of ended jobs: a cancelled one is canceled; one that could not be
-        launched (or died with its node) failed; any other completed, whatever its exit code
-        (Slurm 22.05 counts an exit 3 so)."""
-        stats = self.ctl.stats
-        if final is JobState.CANCELLED:
-            stats.canceled += 1
-        elif failed or final is JobState.NODE_FAIL:
-            stats.failed += 1
-        else:
-            stats.completed += 1
 
     def forget_run(self, job: Job) -> None:
         """What the controller kept about a run that is over: its steps, srun's heartbeat, the
@@ -274,7 +262,7 @@ class RunningJobs:
             accounting.record_job(self.ctl, job)
         else:
             log.info("Killing JobId=%s on failed node %s", job.job_id, self.ctl.state.nodes.names[n])
-            self.count_end(JobState.NODE_FAIL, True)
+            self.ctl.stats.ended(JobState.NODE_FAIL)
         self.ctl.save_job(job)
         self.ctl.tell(job.job_id)
         self.stop_on(survivors, job.job_id, inc, why="NODE FAILURE")

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from minislurm.core.states import JobState
+
 # A route of the controller's API -> the Slurm RPC the same command sends to slurmctld.
 RPCS: dict[tuple[str, str], tuple[str, int]] = {
     ("POST", "/agents/register"): ("MESSAGE_NODE_REGISTRATION_STATUS", 1002),
@@ -94,6 +96,17 @@ class Stats:
         ever, serving, when = self.backfilled_ever, self.serving, self.backfill.last_when
         self.__init__(now)
         self.backfilled_ever, self.serving, self.backfill.last_when = ever, serving, when
+
+    def ended(self, final: JobState, launch_failed: bool = False) -> None:
+        """A job ended: a cancelled one counts canceled; one that could not be launched (or
+        died with its node) failed; any other completed, whatever its exit code (Slurm 22.05
+        counts an exit 3 so)."""
+        if final is JobState.CANCELLED:
+            self.canceled += 1
+        elif launch_failed or final is JobState.NODE_FAIL:
+            self.failed += 1
+        else:
+            self.completed += 1
 
     def rpc(self, name: tuple[str, int], user: str, us: int) -> None:
         for table, key in ((self.by_type, name), (self.by_user, user)):
