@@ -81,17 +81,18 @@ def what_if(state: ClusterState, job_id: int, now: float, **changes) -> tuple[fl
     return result.expected_start.get(job_id), [names[n] for n in result.planned_nodes.get(job_id, ())]
 
 
-def longest_now(state: ClusterState, job_id: int, now: float) -> int | None:
+def longest_now(state: ClusterState, job_id: int, now: float) -> tuple[int, list[str]] | None:
     """The longest time limit, in whole minutes below the job's own, with which it would start
-    now (a shorter job may backfill in front of the others' promises); None if no such limit.
-    A shorter limit never starts later, so a bisection finds it in a few passes."""
+    now (a shorter job may backfill in front of the others' promises), and on which nodes; None
+    if no such limit.  A shorter limit never starts later, so a bisection finds it in a few passes."""
     limit = state.jobs[job_id].time_limit
     high = int(min(limit, 7 * 86400) // 60) - (1 if limit % 60 == 0 else 0)
     low, best = 1, None
     while low <= high:
         mid = (low + high) // 2
-        if what_if(state, job_id, now, time_limit=mid * 60.0)[0] == now:
-            best, low = mid, mid + 1
+        start, nodes = what_if(state, job_id, now, time_limit=mid * 60.0)
+        if start == now:
+            best, low = (mid, nodes), mid + 1
         else:
             high = mid - 1
     return best
@@ -100,14 +101,14 @@ def longest_now(state: ClusterState, job_id: int, now: float) -> int | None:
 def what_ifs(state: ClusterState, job_id: int, now: float, expected: float | None) -> list[dict]:
     """The changes worth trying: the longest time limit that would start it now, and each other
     partition."""
-    job, trials = state.jobs[job_id], []
-    minutes = longest_now(state, job_id, now) if job.time_limit > 60 else None
-    if minutes is not None:
-        trials.append((f"--time={minutes}", {"time_limit": minutes * 60.0}))
-    trials += [(f"--partition={p}", {"partition": p}) for p in state.partitions if p != job.partition]
-    out = []
-    for option, changes in trials:
-        start, nodes = what_if(state, job_id, now, **changes)
+    job, out = state.jobs[job_id], []
+    shorter = longest_now(state, job_id, now) if job.time_limit > 60 else None
+    if shorter is not None:
+        out.append({"option": f"--time={shorter[0]}", "start": now, "nodes": shorter[1]})
+    for p in state.partitions:
+        if p == job.partition:
+            continue
+        start, nodes = what_if(state, job_id, now, partition=p)
         if start is not None and (expected is None or start < expected):
-            out.append({"option": option, "start": start, "nodes": nodes})
+            out.append({"option": f"--partition={p}", "start": start, "nodes": nodes})
     return out

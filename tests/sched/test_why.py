@@ -30,7 +30,7 @@ def test_what_if_is_the_policy_on_a_copy_and_changes_nothing(lab):
     res = c.run(3)
     before = repr(nxt)
     # wide's promise takes both nodes at 600 s: only a job ending by then starts now
-    assert why.longest_now(c.state, nxt.job_id, 3) == 9
+    assert why.longest_now(c.state, nxt.job_id, 3) == (9, ["node02"])
     trials = why.what_ifs(c.state, nxt.job_id, 3, res.expected_start.get(nxt.job_id))
     assert trials[0]["option"] == "--time=9" and trials[0]["start"] == 3 and trials[0]["nodes"] == ["node02"]
     assert repr(c.state.jobs[nxt.job_id]) == before and nxt.pending and wide.pending
