@@ -20,7 +20,7 @@ from minislurm.core import errors
 from minislurm.core.cluster import ClusterConfig, PartitionConfig
 from minislurm.core.errors import SlurmError
 from minislurm.core.job import Dependency, Job, Shape, task_key
-from minislurm.core.spec import JobSpec
+from minislurm.core.spec import ArraySpec, JobSpec
 from minislurm.core.state import ClusterState
 from minislurm.sched import access
 from minislurm.sched.access import Requester
@@ -78,7 +78,7 @@ def build_jobs(spec: JobSpec, state: ClusterState, *, first_id: int, user: str, 
         reservation=spec.reservation, spec=spec)
     if not could_ever_run(Job(0, **template), state):
         raise NeverRuns(errors.NODE_CONFIG_UNAVAILABLE, Job(first_id, **template))
-    return _build(template, spec, first_id)
+    return _build(template, spec.array, first_id)
 
 
 # -- admission: the rules the controller and the simulator share --------------------------
@@ -86,7 +86,7 @@ def job_template(part: PartitionConfig, config: ClusterConfig, *, user: str, acc
                  now: float, time_limit: float | None, num_nodes: int, shape: Shape, exclusive: bool = False,
                  requeue: bool | None = None, **request) -> dict:
     """The one template every job is made from, an ``sbatch`` request (:func:`build_jobs`) or
-    a trace's record (:func:`record_job`): what the request says, with the partition's and the
+    a trace's record (:func:`record_jobs`): what the request says, with the partition's and the
     cluster's defaults filled in where it says nothing -- the time limit (the partition's
     DefaultTime, else its MaxTime), whole nodes on an ``OverSubscribe=EXCLUSIVE`` partition,
     and ``JobRequeue``.  ``request`` holds the other :class:`Job` fields the request sets."""
@@ -97,18 +97,19 @@ def job_template(part: PartitionConfig, config: ClusterConfig, *, user: str, acc
                 requeue=config.job_requeue if requeue is None else requeue, **request)
 
 
-def record_job(job_id: int, state: ClusterState, *, partition: str | None, now: float, user: str, account: str,
-               name: str, time_limit: float, num_nodes: int, shape: Shape,
-               reservation: str | None = None, dependency: Dependency | None = None) -> Job:
-    """A trace's record as the job the controller would have made of it (the simulator's
-    admission); ``partition`` None is the default one.  Raises SlurmError for a partition the
-    cluster lacks; what else would refuse it is :func:`refusal`'s."""
+def record_jobs(job_id: int, state: ClusterState, *, partition: str | None, now: float, user: str, account: str,
+                name: str, time_limit: float, num_nodes: int, shape: Shape, reservation: str | None = None,
+                dependency: Dependency | None = None, array: ArraySpec | None = None) -> list[Job]:
+    """A trace's record as the jobs the controller would have made of it (the simulator's
+    admission): one, or one per array task; ``partition`` None is the default one.  Raises
+    SlurmError for a partition the cluster lacks; what else would refuse it is :func:`refusal`'s."""
     part = state.config.partition(partition)
     if part is None:
         raise SlurmError(errors.INVALID_PARTITION)
-    return Job(job_id, **job_template(part, state.config, user=user, account=account, name=name, now=now,
-                                      time_limit=time_limit, num_nodes=num_nodes, shape=shape,
-                                      reservation=reservation, dependency=known_dependency(dependency, state)))
+    return _build(job_template(part, state.config, user=user, account=account, name=name, now=now,
+                               time_limit=time_limit, num_nodes=num_nodes, shape=shape,
+                               reservation=reservation, dependency=known_dependency(dependency, state)),
+                  array, job_id)
 
 
 def closed_to_submissions(part: PartitionConfig) -> bool:
@@ -299,13 +300,13 @@ def known_dependency(dependency: Dependency | None, state: ClusterState) -> Depe
     return replace(dependency, terms=terms) if terms else None
 
 
-def _build(template: dict, spec: JobSpec, first_id: int) -> list[Job]:
+def _build(template: dict, array: ArraySpec | None, first_id: int) -> list[Job]:
     """The job, or one job per array task.  An array takes one id, its own: its tasks wait in
     its record under keys of their own (:func:`task_key`) and get real ids as they start."""
-    if spec.array is None:
+    if array is None:
         return [Job(first_id, **template)]
-    jobs = [Job(task_key(first_id, index), **template) for index in spec.array.indices]
-    for job, index in zip(jobs, spec.array.indices):
+    jobs = [Job(task_key(first_id, index), **template) for index in array.indices]
+    for job, index in zip(jobs, array.indices):
         job.array_job_id, job.array_task_id = first_id, index
-        job.array_max_running = spec.array.max_running
+        job.array_max_running = array.max_running
     return jobs

@@ -81,17 +81,24 @@ def what_if(state: ClusterState, job_id: int, now: float, **changes) -> tuple[fl
     return result.expected_start.get(job_id), [names[n] for n in result.planned_nodes.get(job_id, ())]
 
 
+# A user acts on a what-if some seconds after reading it.  Advice that goes stale in that time
+# (a limit that fits before another job's promise only if started this second) is no advice:
+# the suggested limit must also start were the change made this much later.
+ACT_WITHIN = 60.0
+
+
 def longest_now(state: ClusterState, job_id: int, now: float) -> tuple[int, list[str]] | None:
     """The longest time limit, in whole minutes below the job's own, with which it would start
-    now (a shorter job may backfill in front of the others' promises), and on which nodes; None
-    if no such limit.  A shorter limit never starts later, so a bisection finds it in a few passes."""
+    now and still start were the change made ``ACT_WITHIN`` seconds later (a shorter job may
+    backfill in front of the others' promises), and on which nodes (now's); None if no such
+    limit.  A shorter limit never starts later, so a bisection finds it in a few passes."""
     limit = state.jobs[job_id].time_limit
     high = int(min(limit, 7 * 86400) // 60) - (1 if limit % 60 == 0 else 0)
-    low, best = 1, None
+    low, best, later = 1, None, now + ACT_WITHIN
     while low <= high:
         mid = (low + high) // 2
         start, nodes = what_if(state, job_id, now, time_limit=mid * 60.0)
-        if start == now:
+        if start == now and what_if(state, job_id, later, time_limit=mid * 60.0)[0] == later:
             best, low = (mid, nodes), mid + 1
         else:
             high = mid - 1

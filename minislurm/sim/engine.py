@@ -27,7 +27,7 @@ import simpy
 
 from minislurm.core.cluster import ClusterConfig
 from minislurm.core.errors import SlurmError
-from minislurm.core.job import Job, Shape
+from minislurm.core.job import Job, Shape, task_key
 from minislurm.core.reservation import AdvanceReservation
 from minislurm.core.state import ClusterState
 from minislurm.core.states import JobState, Reason
@@ -37,7 +37,7 @@ from minislurm.sched.order import QueueOrder
 from minislurm.sched.releases import Releases
 from minislurm.sched.schedule import PassResult, schedule
 from minislurm.sched.sharebook import FairShareBook
-from minislurm.sched.submit import record_job, refusal
+from minislurm.sched.submit import record_jobs, refusal
 from minislurm.sim.failures import FailureModel, checkpointed
 from minislurm.sim.records import Capacity, JobRecord, Segment
 
@@ -75,7 +75,8 @@ class Simulator:
         self.checkpoint_interval = checkpoint_interval
         self.progress = progress
         self.records: dict[int, JobRecord] = {}
-        self._ids: dict[int, int] = {}  # trace id -> the replay's job id
+        self._ids: dict[int, int] = {}  # trace id -> the replay's job id (an array's own)
+        self._keys: dict[int, list[int]] = {}  # trace id -> its jobs' record keys (_key)
         self.rejected: list[tuple[int, str]] = []
         self.passes = {"main": 0, "backfill": 0}
         self._work_done: dict[int, float] = {}  # checkpointed seconds of work per job
@@ -137,28 +138,38 @@ class Simulator:
         st, now = self.state, self.env.now
         # One admission: the job the controller would make of the request (build_jobs's template).
         try:
-            job = record_job(st.new_job_id(), st, partition=partition, now=now, user=tj.user, account=tj.account,
-                             name=str(tj.job_id), time_limit=tj.time_limit, num_nodes=tj.nodes,
-                             shape=Shape(cpus=tj.cpus_per_node, mem=tj.mem_per_node, gpus=tj.gpus_per_node),
-                             reservation=tj.reservation, dependency=self._replay_ids(tj.dependency))
+            jobs = record_jobs(st.new_job_id(), st, partition=partition, now=now, user=tj.user,
+                               account=tj.account, name=str(tj.job_id), time_limit=tj.time_limit,
+                               num_nodes=tj.nodes,
+                               shape=Shape(cpus=tj.cpus_per_node, mem=tj.mem_per_node, gpus=tj.gpus_per_node),
+                               reservation=tj.reservation, dependency=self._replay_ids(tj.dependency),
+                               array=tj.array)
         except SlurmError as exc:
             why = str(exc)
         else:
             # What could never start is refused at submission (EnforcePartLimits), not left pending.
-            why = refusal(job, st, enforce_part_limits=True)
+            why = refusal(jobs[0], st, enforce_part_limits=True)
         if why is not None:
             self.rejected.append((tj.job_id, why))
             self._done_one()
             return
-        fairshare = self.fairshare.for_jobs([job], now) if self.fairshare else None
-        job.priority = priority.initial(job, st, now, fairshare)
-        st.add(job)
-        self._ids[tj.job_id] = job.job_id
-        self.records[job.job_id] = JobRecord(job.job_id, now, None, None, job.num_nodes,
-                                             job.num_nodes * job.shape.gpus, job.num_nodes * job.shape.cpus,
-                                             tj.runtime, tj.time_limit)
-        self._work_done[job.job_id] = 0.0
+        self._outstanding += len(jobs) - 1  # an array's tasks each end on their own
+        fairshare = self.fairshare.for_jobs(jobs[:1], now) if self.fairshare else None  # one user, one account
+        self._ids[tj.job_id] = jobs[0].shown_id
+        self._keys[tj.job_id] = [_key(job) for job in jobs]
+        for job in jobs:
+            job.priority = priority.initial(job, st, now, fairshare)
+            st.add(job)
+            self.records[_key(job)] = JobRecord(job.job_id, now, None, None, job.num_nodes,
+                                                job.num_nodes * job.shape.gpus, job.num_nodes * job.shape.cpus,
+                                                tj.runtime, tj.time_limit)
+            self._work_done[_key(job)] = 0.0
         self._kick()
+
+    def records_of(self, trace_id: int) -> list[JobRecord]:
+        """What became of a trace record: its job's record, or its array tasks' in index order
+        (none if it was refused)."""
+        return [self.records[key] for key in self._keys.get(trace_id, ())]
 
     def _replay_ids(self, dependency):
         """A record's dependency on trace ids, on the replay's job ids instead (a record never
@@ -238,15 +249,16 @@ class Simulator:
         now = self.env.now
         applied = apply(self.state, result)
         for job in applied.cancelled:  # --kill-on-invalid-dep
-            self.records[job.job_id].end, self.records[job.job_id].state = now, job.state.name
+            self.records[_key(job)].end, self.records[_key(job)].state = now, job.state.name
             self._done_one()
         for start in applied.started:
             job = start.job
-            rec = self.records[job.job_id]
+            rec = self.records[_key(job)]
+            rec.job_id = job.job_id  # an array task's own id, from its start on
             if rec.start is None:
                 rec.start = now
                 rec.backfilled = start.backfilled
-            remaining = rec.runtime - self._work_done[job.job_id]
+            remaining = rec.runtime - self._work_done[_key(job)]
             run_for = min(remaining, job.time_limit)
             incarnation = job.restart_count
             self.env.timeout(run_for).callbacks.append(
@@ -264,14 +276,14 @@ class Simulator:
         self._segment(job, state.name, lost=0.0)
         self._charge(job)
         self.state.finish(job, state, now, reason=Reason.NONE if completed else Reason.TIME_LIMIT)
-        rec = self.records[job.job_id]
+        rec = self.records[_key(job)]
         rec.end, rec.state = now, state.name
         self._done_one()
         self._kick()
 
     def _segment(self, job: Job, state: str, lost: float) -> None:
         a = job.alloc
-        self.records[job.job_id].segments.append(
+        self.records[_key(job)].segments.append(
             Segment(job.job_id, job.start_time, self.env.now, a.nodes, a.num_gpus, a.num_cpus, state, lost))
 
     # -- failures -------------------------------------------------------------------
@@ -298,9 +310,9 @@ class Simulator:
             lost = (now - job.start_time - saved) * job.alloc.num_gpus
             self._segment(job, JobState.NODE_FAIL.name, lost)
             self._charge(job)
-            rec = self.records[job.job_id]
+            rec = self.records[_key(job)]
             if requeue_or_fail(st, job, now) is JobState.PENDING:
-                self._work_done[job.job_id] += saved
+                self._work_done[_key(job)] += saved
                 rec.restarts += 1
                 # It becomes eligible again after the requeue delay: schedule a pass then.
                 self.env.timeout(job.begin_time - now).callbacks.append(lambda _e: self._kick())
@@ -309,3 +321,9 @@ class Simulator:
                 self._done_one()
         st.touch()
         self._kick()
+
+
+def _key(job: Job) -> int:
+    """The key of a job's record: its id, or for an array task the key it waited under (a task
+    takes its own id only as it starts)."""
+    return task_key(job.array_job_id, job.array_task_id) if job.array_task_id is not None else job.job_id

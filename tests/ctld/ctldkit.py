@@ -91,7 +91,7 @@ class FakeAgents:
         self.ctl: Controller | None = None
         self.nodes: dict[str, FakeNode] = {}
         self.by_addr: dict[str, FakeNode] = {}
-        self.runtime: dict[int, tuple[float, int]] = {}  # job id -> (seconds, exit code); default: forever
+        self.runtime: dict[int, tuple[float, int]] = {}  # job (or array) id -> (seconds, exit code); default: forever
         self.refuse: dict[str, dict] = {}  # node name -> its answer to every launch (a broken node)
 
     def attach(self, ctl: Controller) -> None:
@@ -127,7 +127,9 @@ class FakeAgents:
             node.launches.append(key)
             if node.name in self.refuse:
                 return self.refuse[node.name]
-            seconds, code = self.runtime.get(key[0], (math.inf, 0))
+            job = self.ctl.state.jobs.get(key[0])
+            array = job.array_job_id if job is not None else None  # an array's tasks run as it was told
+            seconds, code = self.runtime.get(key[0], self.runtime.get(array, (math.inf, 0)))
             loop = asyncio.get_running_loop()
             node.running[key] = None if seconds == math.inf else loop.call_later(
                 seconds, lambda: self.ctl.spawn(self._ended(node, key, code, 0)))

@@ -6,12 +6,14 @@ import pytest
 
 from minislurm.core.cluster import PartitionConfig, simple_cluster
 from minislurm.core.job import Job, Shape
+from minislurm.core.spec import spec_from_dict
 from minislurm.core.state import ClusterState
 from minislurm.core.states import JobState
 from minislurm.sched import priority
 from minislurm.sched.priority import basic, multifactor
 from minislurm.sched.priority.multifactor import Factors
 from minislurm.sched.schedule import priority_order
+from minislurm.sched.submit import build_jobs
 
 TOP = 0xFFFF0000
 
@@ -29,6 +31,19 @@ def test_basic_each_later_job_is_one_lower(lab):
     jobs = [c.submit(t) for t in (0, 0, 5)]
     assert [j.priority for j in jobs] == [TOP - 1, TOP - 2, TOP - 3]
     assert [j.job_id for j in priority_order(c.state)] == [1, 2, 3]
+
+
+def test_basic_gives_an_arrays_tasks_the_arrays_priority_so_they_run_in_index_order():
+    """Tasks waiting in their array's record have keys, not ids: ranked by key, the highest
+    index came first (a replay started task 3 of 0-3 first)."""
+    state = ClusterState(simple_cluster(1, cpus=8, mem=8000, gpus=0))
+    state.config.priority.type = "priority/basic"
+    spec = spec_from_dict({"ntasks": 1, "array": {"indices": [0, 1, 2, 3]}})
+    for job in build_jobs(spec, state, first_id=state.new_job_id(), user="alice", now=0.0):
+        job.priority = priority.initial(job, state, 0.0)
+        state.add(job)
+    assert {j.priority for j in state.pending.values()} == {TOP - 1}
+    assert [j.array_task_id for j in priority_order(state)] == [0, 1, 2, 3]
 
 
 def test_basic_nice_lowers_and_negative_nice_raises(lab):

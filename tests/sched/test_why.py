@@ -29,12 +29,16 @@ def test_what_if_is_the_policy_on_a_copy_and_changes_nothing(lab):
     nxt = c.submit(2, nodes=1, gpus=4, minutes=60)
     res = c.run(3)
     before = repr(nxt)
-    # wide's promise takes both nodes at 600 s: only a job ending by then starts now
-    assert why.longest_now(c.state, nxt.job_id, 3) == (9, ["node02"])
+    # wide's promise takes both nodes at 600 s: only a job ending by then starts now, and
+    # 9 minutes would fit only if the change came within 57 s (3 + 540 <= 600 < 63 + 540)
+    assert why.ACT_WITHIN == 60
+    assert why.longest_now(c.state, nxt.job_id, 3) == (8, ["node02"])
+    assert why.what_if(c.state, nxt.job_id, 3, time_limit=540)[0] == 3
+    assert why.what_if(c.state, nxt.job_id, 63, time_limit=540)[0] != 63
     trials = why.what_ifs(c.state, nxt.job_id, 3, res.expected_start.get(nxt.job_id))
-    assert trials[0]["option"] == "--time=9" and trials[0]["start"] == 3 and trials[0]["nodes"] == ["node02"]
+    assert trials[0]["option"] == "--time=8" and trials[0]["start"] == 3 and trials[0]["nodes"] == ["node02"]
     assert repr(c.state.jobs[nxt.job_id]) == before and nxt.pending and wide.pending
     # and it is what the policy then does
-    c.state.update(nxt, {"time_limit": 9 * 60.0})
-    started = {s.job_id for s in schedule(c.state, 3).starts}
+    c.state.update(nxt, {"time_limit": 8 * 60.0})
+    started = {s.job_id for s in schedule(c.state, 3 + 60).starts}
     assert started == {nxt.job_id}

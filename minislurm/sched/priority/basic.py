@@ -1,7 +1,8 @@
 """priority/basic: first in, first out.
 
 Each new job gets one less than the job before it, starting just below Slurm's top
-priority (0xffff0000), adjusted by ``--nice``; never below 1.
+priority (0xffff0000), adjusted by ``--nice``; never below 1.  An array's tasks all get the array's (they are one
+job when submitted), so they start in index order.
 """
 
 from __future__ import annotations
@@ -12,4 +13,4 @@ TOP_PRIORITY = 0xFFFF0000
 
 
 def priority(job: Job) -> int:
-    return max(1, TOP_PRIORITY - job.job_id - job.nice)
+    return max(1, TOP_PRIORITY - job.shown_id - job.nice)

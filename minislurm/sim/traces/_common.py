@@ -39,6 +39,7 @@ class TraceJob:
     partition: str | None = None
     reservation: str | None = None  # runs only inside this advance reservation (--reservation)
     dependency: object | None = None  # a core.job.Dependency on earlier records' trace ids (--dependency)
+    array: object | None = None  # a core.spec.ArraySpec: tasks alike, each of this runtime (--array)
 
 
 @dataclass(slots=True)
