@@ -89,6 +89,10 @@ class Job:
     array_job_id: int | None = None
     array_task_id: int | None = None
     array_max_running: int | None = None
+    # A component of a heterogeneous job: the leader's id and this component's place (0 is the
+    # leader); each component is a job of its own, id het_job_id + het_job_offset.
+    het_job_id: int | None = None
+    het_job_offset: int | None = None
     req_nodes: frozenset[str] = frozenset()
     exc_nodes: frozenset[str] = frozenset()
     reservation: str | None = None
@@ -130,7 +134,10 @@ class Job:
 
     @property
     def display_id(self) -> str:
-        """``123`` or ``120_3`` for an array task, the way squeue names it."""
+        """``123``, ``120_3`` for an array task or ``130+1`` for a heterogeneous job's
+        component, the way squeue names it."""
+        if self.het_job_id is not None:
+            return f"{self.het_job_id}+{self.het_job_offset}"
         if self.array_job_id is not None and self.array_task_id is not None:
             return f"{self.array_job_id}_{self.array_task_id}"
         return str(self.job_id)

@@ -133,7 +133,8 @@ def run(work: "Pass", order: list[Job], easy: bool = False, releases: Releases |
 def _to_test(work: "Pass", job: Job) -> bool:
     """Whether backfill tests the job: not started, and waiting only for room (what the main
     stage did not reach gets its reason here).  A job of an advance reservation runs only
-    inside it, placed by the main stage."""
+    inside it, and a heterogeneous job's components start together, both placed by the main
+    stage."""
     if job.job_id in work.started:
         return False
     why = work.reason.get(job.job_id)
@@ -147,7 +148,7 @@ def _to_test(work: "Pass", job: Job) -> bool:
     elif job.array_max_running is not None and work.blocked(job) == Reason.ARRAY_TASK_LIMIT:
         work.reason[job.job_id] = Reason.ARRAY_TASK_LIMIT  # a task started earlier in this cycle
         return False
-    return job.reservation is None
+    return job.reservation is None and job.het_job_id is None  # (see .hetjob: main stage only)
 
 
 class _Running:

@@ -30,7 +30,7 @@ import numpy as np
 from minislurm.core.job import Dependency, Job
 from minislurm.core.state import ClusterState
 from minislurm.core.states import Reason
-from minislurm.sched import backfill
+from minislurm.sched import backfill, hetjob
 from minislurm.sched.eligibility import blocked_reason, required_nodes
 from minislurm.sched.order import QueueOrder, priority_order
 from minislurm.sched.releases import Releases
@@ -74,6 +74,24 @@ def _reasons(work: Pass, order: list[Job], every_reason: bool) -> dict[int, str]
         if lead != job_id:
             found[job_id] = found.get(lead) or blocked_reason(state.jobs[lead], state, now) or Reason.PRIORITY
     return found
+
+
+def _het_job(work: Pass, job: Job, blocked_parts: set[str], withheld: np.ndarray | None) -> None:
+    """A heterogeneous job, at the first of its components the main stage reaches: every
+    component starts now or none does (:mod:`.hetjob`); if none, each waits with the same
+    reason, and blocks its partition as any job that did not fit."""
+    parts = hetjob.components(job, work.state)
+    why = hetjob.blocked(work, parts)
+    if why is None and not any(c.partition in blocked_parts for c in parts):
+        placed = hetjob.place_together(work, parts, withheld)
+        if placed is not None:
+            for c, alloc in placed:
+                work.start(c, alloc, backfilled=False)
+            return
+        why = Reason.RESOURCES
+        blocked_parts.update(c.partition for c in parts)
+    for c in parts:
+        work.reason[c.job_id] = why or Reason.PRIORITY
 
 
 @dataclass(frozen=True)
@@ -124,6 +142,10 @@ def schedule(state: ClusterState, now: float, *, backfill_cycle: bool = True,
         if len(blocked_parts) >= n_parts:
             break
         work.reached += 1
+        if job.het_job_id is not None:
+            if job.job_id not in work.reason and job.job_id not in work.started:
+                _het_job(work, job, blocked_parts, withheld)
+            continue
         why = work.blocked(job)
         if why is not None:
             work.reason[job.job_id] = why
