@@ -19,6 +19,7 @@ PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b
            "#ff9da7", "#9c755f", "#bab0ac"]
 PROMISE_COLOUR = "#222222"
 RESERVATION_COLOUR = "#c9b3e6"
+RESERVATION_EDGE = "#7b4fb8"
 
 
 class LabFigure(Figure):
@@ -35,6 +36,34 @@ class LabFigure(Figure):
 
 def new_figure(width: float = 9.0, height: float = 3.5) -> LabFigure:
     return LabFigure(figsize=(width, height), layout="constrained")
+
+
+def short_name(name: str) -> str | None:
+    """A label's short form: an array-like name's index (``llm-run_12`` -> ``12``), else none."""
+    head, sep, tail = name.rpartition("_")
+    return tail if sep and head and tail else None
+
+
+def fit_labels(fig: LabFigure, labels: list) -> None:
+    """Keep each label inside its box, so that narrow boxes side by side do not print over each
+    other: as written, else turned upright, else in its short form, else not at all.
+
+    ``labels``: (text artist, box as (x0, y0, x1, y1) in its axes' data, short form or None).
+    The figure is laid out first, so the test uses the sizes the PNG will have."""
+    fig.draw_without_rendering()
+    for text, (x0, y0, x1, y1), short in labels:
+        (px0, py0), (px1, py1) = text.axes.transData.transform([(x0, y0), (x1, y1)])
+        room_w, room_h = abs(px1 - px0) - 2, abs(py1 - py0) - 2
+        for content, rotation in ((text.get_text(), 0), (text.get_text(), 90), (short, 0), (short, 90)):
+            if content is None:
+                continue
+            text.set_text(content)
+            text.set_rotation(rotation)
+            box = text.get_window_extent()
+            if box.width <= room_w and box.height <= room_h:
+                break
+        else:
+            text.remove()
 
 
 def _runs_of(gpus: tuple[int, ...]) -> list[tuple[int, int]]:
@@ -64,6 +93,7 @@ def gantt(result: ScenarioResult, *, unit: float = 60.0, unit_name: str = "minut
     colour = {j.name: PALETTE[i % len(PALETTE)] for i, j in enumerate(result.jobs)}
     index = {name: i for i, name in enumerate(result.node_names)}
     right = 0.0
+    labels = []
     for resv in result.reservations:
         end = resv.end if resv.end != float("inf") else None
         for name in resv.nodes:
@@ -72,6 +102,9 @@ def gantt(result: ScenarioResult, *, unit: float = 60.0, unit_name: str = "minut
                 ax.add_patch(Rectangle((resv.start / unit, index[name] * gpn - 0.5), x1 - resv.start / unit, gpn,
                                        facecolor=RESERVATION_COLOUR, alpha=0.45, edgecolor="none",
                                        gid=f"reservation:{resv.name}"))
+                ax.add_patch(Rectangle((resv.start / unit, index[name] * gpn - 0.5), x1 - resv.start / unit, gpn,
+                                       fill=False, edgecolor=RESERVATION_EDGE, linewidth=2, zorder=4,
+                                       gid=f"window:{resv.name}"))  # seen over the runs inside it
         right = max(right, resv.start)
     for job in result.jobs:
         run = result.runs.get(job.name)
@@ -90,8 +123,11 @@ def gantt(result: ScenarioResult, *, unit: float = 60.0, unit_name: str = "minut
                     ax.add_patch(Rectangle((run.end / unit, y), (planned_end - run.end) / unit, h, facecolor=c,
                                            alpha=0.22, hatch="//", edgecolor="none", gid=f"unused:{job.name}"))
         node0, gpus0 = run.nodes[0], run.gpus[0] or (0,)
-        ax.text((run.start + run.end) / 2 / unit, node0 * gpn + min(gpus0) + (len(gpus0) - 1) / 2, job.name,
-                ha="center", va="center", fontsize=8, color="white", fontweight="bold", clip_on=True)
+        first, count = _runs_of(gpus0)[0]
+        label = ax.text((run.start + run.end) / 2 / unit, node0 * gpn + first + (count - 1) / 2, job.name,
+                        ha="center", va="center", fontsize=8, color="white", fontweight="bold", clip_on=True)
+        y0 = node0 * gpn + first - 0.4
+        labels.append((label, (run.start / unit, y0, run.end / unit, y0 + count - 0.2), short_name(job.name)))
     for job in result.jobs:
         promise = result.first_promise(job.name)
         if promise is None or not promise.nodes:
@@ -101,8 +137,10 @@ def gantt(result: ScenarioResult, *, unit: float = 60.0, unit_name: str = "minut
             ax.add_patch(Rectangle((promise.start / unit, node * gpn - 0.45), job.limit / unit, gpn - 0.1,
                                    fill=False, linestyle="--", linewidth=1.2, edgecolor=PROMISE_COLOUR,
                                    gid=f"promise:{job.name}"))
-        ax.text(promise.start / unit, promise.nodes[0] * gpn - 0.45, f" {job.name} promised",
-                fontsize=7, va="top", color=PROMISE_COLOUR, clip_on=True)
+        y0 = promise.nodes[0] * gpn - 0.45
+        label = ax.text(promise.start / unit, y0, f" {job.name} promised", fontsize=7, va="top",
+                        color=PROMISE_COLOUR, clip_on=True)
+        labels.append((label, (promise.start / unit, y0, (promise.start + job.limit) / unit, y0 + gpn - 0.1), None))
     left = min((j.submit for j in result.jobs), default=0.0)
     ax.set_xlim(left / unit, max(right, left + unit) / unit * 1.02)
     ax.set_ylim(n_nodes * gpn - 0.5, -0.5)
@@ -116,9 +154,11 @@ def gantt(result: ScenarioResult, *, unit: float = 60.0, unit_name: str = "minut
                Patch(facecolor=PALETTE[0], alpha=0.22, hatch="//", label="time limit not used"),
                Patch(fill=False, linestyle="--", edgecolor=PROMISE_COLOUR, label="first promised start")]
     if result.reservations:
-        handles.append(Patch(facecolor=RESERVATION_COLOUR, alpha=0.45, label="advance reservation"))
+        handles.append(Patch(facecolor=RESERVATION_COLOUR, alpha=0.45, edgecolor=RESERVATION_EDGE, linewidth=2,
+                             label="advance reservation"))
     fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=7, frameon=False)
     ax.set_title(title or f"{result.policy}: started in order {', '.join(result.order)}", fontsize=10)
+    fit_labels(fig, labels)
     return fig
 
 

@@ -50,3 +50,26 @@ def test_unused_limit_and_reservations_are_drawn():
 def test_figure_renders_to_png_without_pyplot():
     fig = gantt(run_scenario(REFERENCE))
     assert fig.png().startswith(b"\x89PNG") and fig._repr_png_().startswith(b"\x89PNG")
+
+
+def _overlapping(texts) -> list[tuple[str, str]]:
+    boxes = [(t.get_text(), t.get_window_extent()) for t in texts]
+    return [(a, b) for i, (a, box_a) in enumerate(boxes) for b, box_b in boxes[i + 1:] if box_a.overlaps(box_b)]
+
+
+def test_labels_of_narrow_bars_side_by_side_do_not_print_over_each_other():
+    """Twenty-one one-day links in a three-week window (chapter 6): each label is turned upright
+    or shortened to fit its bar, and no two labels overlap."""
+    day = 86400
+    resv = AdvanceReservation("llm-3wk", ("node02",), start=day, end=22 * day, users=frozenset({"alice"}))
+    links = [LabJob(f"llm-run_{i}", submit=i, nodes=1, gpus=4, limit=day, user="alice", reservation="llm-3wk")
+             for i in range(1, 22)]
+    fig = gantt(run_scenario([LabJob("ablation-1", 0, 1, 4, limit=36 * 3600), *links], reservations=[resv]),
+                unit=day, unit_name="days")
+    texts = fig.axes[0].texts
+    assert {t.get_text() for t in texts} >= {"llm-run_1", "llm-run_21", "ablation-1"}
+    assert _overlapping(texts) == []
+    bars = {p.get_gid(): p.get_window_extent() for p in patches(fig, "run:")}
+    for t in texts:
+        bar, box = bars[f"run:{t.get_text()}"], t.get_window_extent()
+        assert bar.x0 <= box.x0 and box.x1 <= bar.x1, t.get_text()  # inside its own bar
