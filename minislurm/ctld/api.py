@@ -8,7 +8,6 @@ their path, query and body against the route's schema, so handlers read typed va
 
 from __future__ import annotations
 
-import math
 import time
 
 from aiohttp import web
@@ -74,19 +73,8 @@ async def priorities(request: web.Request) -> web.Response:
 
 
 async def shares(request: web.Request) -> web.Response:
-    from dataclasses import asdict
-    ctl = _ctl(request)
-    book = ctl.fairshare
-    now = ctl.clock()
-    rows = [asdict(r) for r in book.rows(now)] if book else []
-    run = book.run_minutes(ctl.state.running.values(), now) if book else {}
-    for r in rows:  # JSON has no NaN (none) nor infinity (sshare -l prints LevelFS "inf")
-        r.update({k: (None if math.isnan(v) else "inf" if math.isinf(v) else v)
-                  for k, v in r.items() if isinstance(v, float)})
-        r["tres_run_mins"] = run.get((r["account"], r["user"]), {})
-    parents = {a.account: a.parent for a in book.tree.nodes.values() if a.user is None} if book else {}
-    return web.json_response({"shares": rows, "parents": parents, "tres": book.tres_names() if book else [],
-                              "fair_tree": book.fair_tree if book else True, "root_tres_run_mins": run.get(("root", None), {})})
+    from minislurm.ctld.fairshare import sshare
+    return web.json_response(sshare(_ctl(request)))
 
 
 async def list_associations(request: web.Request) -> web.Response:
