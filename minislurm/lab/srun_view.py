@@ -40,17 +40,20 @@ def layout_figure(layout: SrunLayout, gpus_per_node: int, *, cluster_nodes: list
     ax = fig.subplots()
     for row, node in enumerate(names):
         mine = [t for t in layout.tasks if t.node == node]
-        users: dict[int, list[int]] = {}
+        users: dict[int, list] = {}
         for t in mine:
             if t.device is not None:
-                users.setdefault(t.device, []).append(t.rank)
+                users.setdefault(t.device, []).append(t)
         allocated = set(layout.gpus.get(node, []))
         for g in range(gpus_per_node):
-            ranks = users.get(g, [])
+            ranks = [t.rank for t in users.get(g, [])]
             colour = (SHARED if len(ranks) > 1 else USED) if ranks else IDLE if g in allocated else OFF
             ax.add_patch(Rectangle((g, row - 0.38), 0.92, 0.76, facecolor=colour, edgecolor="black",
                                    linewidth=0.6, hatch="//" if colour == IDLE else None, gid=f"gpu:{node}:{g}"))
-            text = "rank " + ",".join(map(str, ranks)) if ranks else ("idle" if g in allocated else "")
+            if len(ranks) == 1:
+                text = f"rank {ranks[0]}\nLOCAL_RANK {users[g][0].local_rank}"
+            else:
+                text = "rank " + ",".join(map(str, ranks)) if ranks else ("idle" if g in allocated else "")
             ax.text(g + 0.46, row, text, ha="center", va="center", fontsize=7,
                     color="white" if ranks else "black", fontweight="bold" if ranks else "normal")
         lost = [t.rank for t in mine if t.device is None and allocated]
