@@ -5,8 +5,10 @@ record per component, ids ``leader``, ``leader+1``, ... (squeue shows ``leader+o
 component has its own shape and may land on the same nodes as another.  The rule that binds
 them is the start: as Slurm 22.05's main scheduler does, the whole job is tested when the
 first of its components is reached in priority order, every component is placed on what is
-still free, one after the other, and either all of them start in this pass or none does (each
-then waits with the reason of the component that did not fit).
+still free, one after the other and never on a node an earlier component took (Slurm 22.05
+gives no two components of one job the same node: three one-CPU components never start on two
+nodes), and either all of them start in this pass or none does (each then waits with the same
+reason).
 
 Simplified: backfill neither starts nor plans a heterogeneous job (Slurm's plans the
 components to a common start); it starts in the main stage once all its components fit.
@@ -15,6 +17,8 @@ components to a common start); it starts in the main stage once all its componen
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from minislurm.core.job import Allocation, Job
 from minislurm.core.state import ClusterState
@@ -26,7 +30,9 @@ if TYPE_CHECKING:
 
 
 def components(job: Job, state: ClusterState) -> list[Job]:
-    """Every component of ``job``'s heterogeneous job, the leader first."""
+    """Every component of ``job``'s heterogeneous job, the leader first ([job] for any other job)."""
+    if job.het_job_id is None:
+        return [job]
     leader, out = job.het_job_id, []
     while (c := state.jobs.get(leader + len(out))) is not None and c.het_job_id == leader:
         out.append(c)
@@ -42,18 +48,15 @@ def blocked(work: "Pass", parts: list[Job]) -> str | None:
 
 
 def place_together(work: "Pass", parts: list[Job], withheld=None) -> list[tuple[Job, Allocation]] | None:
-    """Each component placed on what the previous ones left free, or None if one does not fit
+    """Each component placed on nodes that no earlier one took, or None if one does not fit
     (nothing is taken then)."""
-    trial = work.free.copy()
+    taken = np.zeros(len(work.state.nodes), dtype=bool) if withheld is None else withheld.copy()
     placed = []
     for c in parts:
         req = request(c, work.state.nodes)
-        candidates = trial.fits(req) & work.allowed(c)
-        if withheld is not None:
-            candidates &= ~withheld
-        alloc = trial.place(c, req, candidates, required_nodes(c, work.state))
+        alloc = work.free.place(c, req, work.free.fits(req) & work.allowed(c) & ~taken, required_nodes(c, work.state))
         if alloc is None:
             return None
-        trial.take(alloc)
+        taken[list(alloc.nodes)] = True
         placed.append((c, alloc))
     return placed

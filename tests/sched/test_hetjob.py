@@ -25,12 +25,17 @@ def test_all_components_start_in_the_same_pass(lab):
     assert {a.alloc.nodes, b.alloc.nodes} == {(0,), (1,)}  # each took a whole node
 
 
-def test_components_may_share_a_node(lab):
-    lab = lab(nodes=2, cpus=8)
-    a, b = _het(lab, [(1, 2), (1, 2)])
-    lab.run(0.0)
-    assert a.state is b.state is JobState.RUNNING
-    assert sum(a.alloc.cpus) + sum(b.alloc.cpus) == 4
+def test_components_never_share_a_node(lab):
+    """As on the twin: three one-CPU components on two eight-CPU nodes wait for Resources;
+    two start, each on a node of its own."""
+    three = lab(nodes=2, cpus=8)
+    parts = _het(three, [(1, 1), (1, 1), (1, 1)])
+    three.run(0.0)
+    assert all(p.state is JobState.PENDING and three.reason(p) == Reason.RESOURCES for p in parts)
+    two = lab(nodes=2, cpus=8)
+    a, b = _het(two, [(1, 1), (1, 1)])
+    two.run(0.0)
+    assert a.state is b.state is JobState.RUNNING and {a.alloc.nodes, b.alloc.nodes} == {(0,), (1,)}
 
 
 def test_none_starts_while_one_component_does_not_fit(lab):

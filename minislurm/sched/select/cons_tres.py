@@ -59,13 +59,6 @@ class FreeResources:
         self.gpu = nodes.free_gpu.copy()
         self.gpu_mask = list(nodes.gpu_free)
 
-    def copy(self) -> "FreeResources":
-        """A copy to try placements on (a heterogeneous job's components, all or none)."""
-        other = object.__new__(FreeResources)
-        other.nodes, other.cpu, other.mem, other.gpu = self.nodes, self.cpu.copy(), self.mem.copy(), self.gpu.copy()
-        other.gpu_mask = list(self.gpu_mask)
-        return other
-
     def fits(self, req: Request) -> np.ndarray:
         cpu, mem, gpu = req
         return (self.cpu >= cpu) & (self.mem >= mem) & (self.gpu >= gpu)
