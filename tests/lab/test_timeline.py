@@ -1,0 +1,70 @@
+"""Jobs on a time axis (minislurm.lab.timeline, minislurm.lab.watch): accounting's runs read
+back into lanes, labels that fit, and a watch of a live queue that keeps each reason."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from minislurm.lab.terminal import lab_cluster
+from minislurm.lab.timeline import Span, job_lanes, lanes_figure, node_lanes, read_sacct
+from minislurm.lab.watch import Watch
+
+# sacct -D -X -P -o JobID,JobName,State,Submit,Start,End,NodeList of a job requeued once
+SACCT = """JobID|JobName|State|Submit|Start|End|NodeList
+7|ddp|NODE_FAIL|2026-01-01T10:00:00|2026-01-01T10:00:02|2026-01-01T10:00:20|gpu[01-02]
+7|ddp|COMPLETED|2026-01-01T10:00:20|2026-01-01T10:00:25|2026-01-01T10:00:40|gpu[03-04]
+8|eval|CANCELLED by 0|2026-01-01T10:00:01|Unknown|2026-01-01T10:00:30|None assigned
+"""
+
+
+def _t(text: str) -> float:
+    return datetime.fromisoformat(text).timestamp()
+
+
+def test_accounting_lines_become_runs_and_a_requeued_job_waits_between_its_runs():
+    runs = read_sacct(SACCT)
+    assert [(r.job, r.state, r.nodes) for r in runs] == [
+        ("7", "NODE_FAIL", ("gpu01", "gpu02")), ("7", "COMPLETED", ("gpu03", "gpu04")), ("8", "CANCELLED", ())]
+    assert runs[2].start is None and runs[0].end == _t("2026-01-01T10:00:20")
+    lanes = job_lanes(runs, notes={("7", 1): "resumed at step 20"})
+    assert [(s.state, s.label) for s in lanes["7"]] == [
+        ("PENDING", ""), ("NODE_FAIL", "NODE_FAIL"), ("PENDING", ""), ("COMPLETED", "resumed at step 20")]
+    # the second wait runs from the first run's end (the requeue) to the second start
+    assert (lanes["7"][2].start, lanes["7"][2].end) == (_t("2026-01-01T10:00:20"), _t("2026-01-01T10:00:25"))
+    assert lanes["8"] == []  # it never ran
+    by_node = node_lanes(runs)
+    assert list(by_node) == ["gpu01", "gpu02", "gpu03", "gpu04"] and by_node["gpu03"][0].label == "job 7"
+
+
+def test_labels_that_do_not_fit_their_span_are_left_out():
+    lanes = {"a": [Span(0, 100, "PENDING", "Resources"), Span(100, 100.5, "RUNNING", "gpu[01-02]")]}
+    fig = lanes_figure(lanes, ends={"a": "COMPLETED"}, marks=[(50, "gpu02 crashed")])
+    texts = {t.get_text() for t in fig.axes[0].texts}
+    assert {"Resources", "COMPLETED", "gpu02 crashed"} <= texts and "gpu[01-02]" not in texts
+    assert [p.get_gid() for p in fig.axes[0].patches] == ["span:a:PENDING", "span:a:RUNNING"]
+    assert fig.png().startswith(b"\x89PNG")
+
+
+@pytest.mark.daemons
+def test_a_watch_keeps_each_reason_a_job_waited_with_and_how_it_ended():
+    with lab_cluster(nodes=1, gpus_per_node=1, quiet=True) as sh:
+        done = sh.submit("sbatch --wrap true", show=False)
+        sh.wait(done)
+        watch = Watch(sh.cluster, every=0.1)
+        held = sh.submit("sbatch --hold -J held --wrap 'sleep 1'", show=False)
+        sh.until(lambda: sh.job(held)["reason"] == "JobHeldUser", what="the hold")
+        sh.until(lambda: held in watch.seen and watch.seen[held][1][-1][2] == "JobHeldUser", what="the watch")
+        sh(f"scontrol release {held}", show=False)
+        sh.wait(held)
+        started = sh.job(held)["start_time"]
+        watch.stop()
+        lanes, ends = watch.lanes()
+    assert list(lanes) == [f"{held} held"]  # not the job that had ended before the watch began
+    spans = lanes[f"{held} held"]
+    assert ("PENDING", "JobHeldUser") in [(s.state, s.label) for s in spans]
+    assert spans[-1].state == "RUNNING" and spans[-1].label == "gpu01"
+    assert spans[-1].start == started  # the controller's own start time, not when it was seen
+    assert ends[f"{held} held"] == "COMPLETED"
+    assert all(a.end == b.start for a, b in zip(spans, spans[1:]))
