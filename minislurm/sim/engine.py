@@ -8,7 +8,9 @@ SimPy clock.
   then shown to the observers (the lessons' driver, lab/scenario.py, is one);
 * jobs run for their trace run time, or until their time limit (TIMEOUT);
 * optional node failures (:mod:`minislurm.sim.failures`), noticed after SlurmdTimeout, with
-  Slurm's requeue (same id, restart count + 1, eligible again after the requeue delay);
+  Slurm's requeue (same id, restart count + 1, eligible again after the requeue delay); jobs
+  checkpoint every ``checkpoint_interval`` seconds of work, each write taking
+  ``checkpoint_cost`` seconds of their run;
 * with ``PriorityType=priority/multifactor``, the controller's priority rule on the simulated
   clock: a job's priority at submission with the fair-share factors of that moment, every
   pending job's recomputed every ``PriorityCalcPeriod`` (from t=0, as the controller does from
@@ -38,13 +40,13 @@ from minislurm.sched.releases import Releases
 from minislurm.sched.schedule import PassResult, schedule
 from minislurm.sched.sharebook import FairShareBook
 from minislurm.sched.submit import record_jobs, refusal
-from minislurm.sim.failures import FailureModel, checkpointed
+from minislurm.sim.failures import FailureModel, checkpointed, wall_time
 from minislurm.sim.records import Capacity, JobRecord, Segment
 
 
 class Simulator:
     def __init__(self, config: ClusterConfig, jobs: Iterable, *, failures: FailureModel | None = None,
-                 checkpoint_interval: float | None = None, progress: bool = False,
+                 checkpoint_interval: float | None = None, checkpoint_cost: float = 0.0, progress: bool = False,
                  reservations: Iterable[AdvanceReservation] = (), fairshare=None, speedups: bool = True,
                  every_event: bool = False, observers: Iterable[Callable[[PassResult, Applied], None]] = ()):
         """``fairshare``: the FairShareBook to charge (one with the associations of an
@@ -73,6 +75,7 @@ class Simulator:
         self.trace = sorted(jobs, key=lambda j: (j.submit, j.job_id))
         self.failures = failures
         self.checkpoint_interval = checkpoint_interval
+        self.checkpoint_cost = checkpoint_cost
         self.progress = progress
         self.records: dict[int, JobRecord] = {}
         self._ids: dict[int, int] = {}  # trace id -> the replay's job id (an array's own)
@@ -258,11 +261,10 @@ class Simulator:
             if rec.start is None:
                 rec.start = now
                 rec.backfilled = start.backfilled
-            remaining = rec.runtime - self._work_done[_key(job)]
-            run_for = min(remaining, job.time_limit)
+            needs = wall_time(rec.runtime - self._work_done[_key(job)], self.checkpoint_interval, self.checkpoint_cost)
             incarnation = job.restart_count
-            self.env.timeout(run_for).callbacks.append(
-                lambda _e, job=job, inc=incarnation, ok=remaining <= job.time_limit: self._end(job, inc, ok))
+            self.env.timeout(min(needs, job.time_limit)).callbacks.append(
+                lambda _e, job=job, inc=incarnation, ok=needs <= job.time_limit: self._end(job, inc, ok))
         for observe in self.observers:
             observe(result, applied)
 
@@ -288,10 +290,9 @@ class Simulator:
 
     # -- failures -------------------------------------------------------------------
     def _node_life(self, n: int):
-        rng = self.failures.rng(n)
         timeout = self.state.config.slurmd_timeout
-        while True:
-            yield self.env.timeout(self.failures.next_failure(rng))
+        for uptime in self.failures.uptimes(n):
+            yield self.env.timeout(uptime)
             died = self.env.now
             self._dead.add(n)
             yield self.env.timeout(timeout)  # the controller notices after SlurmdTimeout
@@ -306,8 +307,9 @@ class Simulator:
         st.nodes.set_down(n, True, "Not responding")
         for job in st.jobs_on_node(n):
             progress = max(0.0, died - job.start_time)
-            saved = checkpointed(progress, self.checkpoint_interval)
-            lost = (now - job.start_time - saved) * job.alloc.num_gpus
+            saved = checkpointed(progress, self.checkpoint_interval, self.checkpoint_cost)
+            lost = (now - job.start_time - wall_time(saved, self.checkpoint_interval, self.checkpoint_cost)) \
+                * job.alloc.num_gpus
             self._segment(job, JobState.NODE_FAIL.name, lost)
             self._charge(job)
             rec = self.records[_key(job)]

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import pytest
 
 from minislurm.core.cluster import simple_cluster
 from minislurm.sim.engine import Simulator
-from minislurm.sim.failures import FailureModel, checkpointed
+from minislurm.sim.failures import FailureModel, checkpointed, wall_time
 from minislurm.sim.metrics import summarize
 from minislurm.sim.traces import TraceJob, read_trace
 
@@ -21,15 +20,12 @@ TIMEOUT, DELAY = 300.0, 120.0  # SlurmdTimeout and requeue_delay (Slurm's defaul
 
 @dataclass(frozen=True)
 class Scripted(FailureModel):
-    """Node n fails at the times in ``at[n]`` (gaps measured as the engine waits them)."""
+    """Node n's up-times are ``at[n]`` (the first from t=0, each later one from its return)."""
 
     at: tuple[tuple[float, ...], ...] = ()
 
-    def rng(self, node):
+    def uptimes(self, node):
         return iter(self.at[node] if node < len(self.at) else ())
-
-    def next_failure(self, rng) -> float:
-        return next(rng, math.inf)
 
 
 def cluster(nodes: int = 2, requeue: bool = True):
@@ -46,6 +42,9 @@ def by_name(sim: Simulator) -> dict[int, object]:
 def test_checkpointed() -> None:
     assert checkpointed(1000.0, None) == 0.0 and checkpointed(1000.0, 0) == 0.0
     assert checkpointed(1000.0, 300.0) == 900.0 and checkpointed(299.0, 300.0) == 0.0
+    # with 10 s writes a checkpoint is kept only once written: 3 x 310 s by 1000 s
+    assert checkpointed(1000.0, 300.0, 10.0) == 900.0 and checkpointed(929.0, 300.0, 10.0) == 600.0
+    assert wall_time(1000.0, 300.0, 10.0) == 1030.0 and wall_time(1000.0, None, 10.0) == 1000.0
 
 
 def test_requeue_hand_built() -> None:
@@ -75,6 +74,23 @@ def test_requeue_hand_built() -> None:
     s = summarize(list(sim.records.values()), sim.capacity, policy="conservative", wall_s=1.0)
     assert s["node_failures"] == 2 and s["requeues"] == 2
     assert s["gpu_hours_lost_to_failures"] == pytest.approx((1600.0 + 800.0) / 3600.0)
+
+
+def test_checkpoint_writes_take_time_and_only_written_ones_count() -> None:
+    """5000 s of work, a 100 s checkpoint after every 1000 s of it: node 0 dies at 2500, during
+    the third interval's work: two checkpoints (2 x 1100 s) are written, 2000 s of work saved.
+    Noticed at 2800: (2800 - 2200) x 8 GPU-s lost.  The rest, 3000 s of work and 3 writes, runs
+    on node 1 from 2800 + 120 + 1.  Without failures the run takes 5000 + 5 x 100 s."""
+    job = TraceJob(7, 0.0, 5000.0, 10000.0, 1, 32, 8)
+    sim = Simulator(cluster(), [job], failures=Scripted(mtbf_s=1.0, at=((2500.0,),)),
+                    checkpoint_interval=1000.0, checkpoint_cost=100.0)
+    sim.run()
+    back = 2800.0 + DELAY + 1
+    assert [(s.start, s.end, s.nodes, s.state, s.lost_gpu_s) for s in sim.records[1].segments] == [
+        (0.0, 2800.0, (0,), "NODE_FAIL", 600.0 * 8), (back, back + 3300.0, (1,), "COMPLETED", 0.0)]
+    clean = Simulator(cluster(), [job], checkpoint_interval=1000.0, checkpoint_cost=100.0)
+    clean.run()
+    assert clean.records[1].end == 5500.0
 
 
 def test_requeued_job_waits_out_the_delay_even_with_room() -> None:
@@ -108,16 +124,24 @@ def philly() -> tuple[TraceJob, ...]:
     return tuple(read_trace(PHILLY, "philly", cores_per_node=32, gpus_per_node=8, limit=200).jobs)
 
 
-def replay(seed: int, ckpt: float | None) -> Simulator:
+EXPONENTIAL = FailureModel(500 * 3600.0, 3600.0)
+# Infant mortality (k < 1) and one node in ten a lemon failing ten times as often.
+BURSTS_AND_LEMONS = FailureModel(500 * 3600.0, 3600.0, shape=0.6, lemon_fraction=0.1, lemon_factor=10.0)
+
+
+def replay(seed: int, ckpt: float | None, model: FailureModel = EXPONENTIAL, cost: float = 0.0) -> Simulator:
     """8 nodes x 8 GPUs, each failing every 500 h on average, repaired in an hour."""
-    sim = Simulator(cluster(8), philly(), failures=FailureModel(500 * 3600.0, 3600.0, seed),
-                    checkpoint_interval=ckpt)
+    sim = Simulator(cluster(8), philly(), failures=replace(model, seed=seed), checkpoint_interval=ckpt,
+                    checkpoint_cost=cost)
     sim.run()
     return sim
 
 
-def test_random_failures_follow_slurm_requeue() -> None:
-    sim = replay(seed=3, ckpt=1800.0)
+@pytest.mark.parametrize("model, cost", [(EXPONENTIAL, 0.0), (BURSTS_AND_LEMONS, 0.0), (BURSTS_AND_LEMONS, 60.0)],
+                         ids=["exponential", "weibull+lemons", "weibull+lemons+write-cost"])
+def test_random_failures_follow_slurm_requeue(model: FailureModel, cost: float) -> None:
+    interval = 1800.0
+    sim = replay(seed=3, ckpt=interval, model=model, cost=cost)
     recs = list(sim.records.values())
     assert len(recs) == 200 and len({r.job_id for r in recs}) == 200
     requeued = [r for r in recs if r.restarts]
@@ -129,16 +153,21 @@ def test_random_failures_follow_slurm_requeue() -> None:
         assert r.state == "COMPLETED" and (r.start, r.end) == (segs[0].start, segs[-1].end)
         for a, b in zip(segs, segs[1:]):
             assert b.start >= a.end + DELAY + 1  # not restarted before the requeue delay
+        work = 0.0  # saved by the runs so far
         for s in segs:
             assert {s.job_id} == {r.job_id} and s.gpus == r.gpus
-            # lost = (detection - last checkpoint) x GPUs: what was kept is whole intervals
+            # lost = (detection - last checkpoint written) x GPUs: what was kept is whole
+            # intervals of work, each with its write
             kept = (s.end - s.start) - s.lost_gpu_s / s.gpus
             if s.state == "NODE_FAIL":
-                assert kept >= 0 and kept % 1800.0 == 0.0 and s.lost_gpu_s > 0
+                written = round(kept / (interval + cost))
+                assert kept >= 0 and kept == pytest.approx(written * (interval + cost)) and s.lost_gpu_s > 0
+                work += written * interval
             else:
                 assert s.lost_gpu_s == 0.0
-        work = sum(s.end - s.start - s.lost_gpu_s / s.gpus for s in segs)
-        assert work == pytest.approx(r.runtime)  # the work done adds up to the trace's runtime
+                # the last run does the rest of the work, with a write after each interval of it
+                rest = r.runtime - work
+                assert s.end - s.start == pytest.approx(rest + (rest // interval) * cost)
 
 
 def test_same_seed_same_result_other_seed_differs() -> None:
