@@ -18,6 +18,8 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass, field
 
+from minislurm import __version__
+
 SLURM_VERSION = "22.05.8"
 WIDTH = 80  # Slurm's help fits a terminal of 80 columns
 
@@ -273,6 +275,10 @@ LAYOUTS = {
   Without a command, scontrol prints this help and exits 1 (Slurm's reads
   commands from its input).
 """),
+    # not Slurm's (sites install Princeton's jobstats beside it): help in the query commands' form
+    "jobstats": Layout("jobstats", "Usage: jobstats [OPTIONS] JOBID", usage_tail="JOBID", short_help=True,
+                       version=f"jobstats (minislurm {__version__})",
+                       extra_info={"version": "print jobstats' version and exit"}, **_QUERY),
     "seff": Layout("seff", "Usage: seff [Options] <Jobid>", intro=("       Options:",), help_title=None,
                    indent=7, column=29, short_help=True, usage_is_help=True, version="seff Version 2.1",
                    version_names=("-v", "-V", "--version"), info_exit={"-h": 1, "-v": 1},

@@ -206,7 +206,8 @@ def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool, u
              files: dict | None = None, task_scripts: dict | None = None, verbose: bool = False,
              own_allocation: bool = False) -> int:
     """Start the step's tasks on all its nodes and relay until they end; returns srun's exit code.
-    ``usage`` gets what the tasks used, as the nodes report it: CPU added up, the largest memory.
+    ``usage`` gets what the tasks used, as the nodes report it: CPU added up, the largest memory,
+    and each node's own figures (per task, and its GPUs') under ``nodes``.
     ``stdin`` is what srun forwards, and to which tasks (see :mod:`.stepinput`); ``pty`` (rows,
     columns) runs task 0 on a pseudo-terminal of that size.  ``streams`` may send the output
     elsewhere (``out``, ``err``, ``only``: see :class:`Relay`); ``files`` are the per-task file names the agents open
@@ -262,6 +263,7 @@ def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool, u
                         u = msg["usage"]
                         usage.update(cpu=usage.get("cpu", 0) + u["cpu"], rss=max(usage.get("rss", 0), u["rss"]),
                                      ntasks=usage.get("ntasks", 0) + u["ntasks"])
+                        usage.setdefault("nodes", {})[node] = u
                 elif "error" in msg:
                     print(f"srun: error: {node}: {msg['error']}", file=sys.stderr)
                 elif "stepd" in msg:  # the step was cancelled (scancel, time limit)

@@ -17,6 +17,7 @@ COMMANDS = {
     "sacct": ("minislurm.cli.sacct", "view accounting records"),
     "sstat": ("minislurm.cli.sstat", "view what a running job's steps use (CPU, memory)"),
     "seff": ("minislurm.cli.seff", "a finished job's CPU and memory efficiency"),
+    "jobstats": ("minislurm.cli.jobstats", "a job's use of CPU, memory, time and GPUs per node and task"),
     "scontrol": ("minislurm.cli.scontrol", "view and change jobs, nodes, reservations"),
     "sprio": ("minislurm.cli.sprio", "view the priority factors of pending jobs"),
     "sshare": ("minislurm.cli.sshare", "view fair-share usage"),

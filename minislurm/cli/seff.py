@@ -13,18 +13,11 @@ from __future__ import annotations
 import sys
 import time
 
+from minislurm.cli.fmt.fields import kib_text
 from minislurm.cli.helptext import LAYOUTS
 from minislurm.cli.main import ArgumentParser
 from minislurm.client import Client, ClientError
 from minislurm.core.timefmt import format_elapsed
-
-
-def _size(kib: float) -> str:
-    for unit in ("KB", "MB", "GB", "TB"):
-        if kib < 1024 or unit == "TB":
-            return f"{kib:.2f} {unit}"
-        kib /= 1024
-    return ""
 
 
 def report(rows: list[dict], now: float) -> str:
@@ -55,10 +48,10 @@ def report(rows: list[dict], now: float) -> str:
               f"CPU Efficiency: {100 * cpu / walltime if walltime else 0:.2f}% of {format_elapsed(walltime)} "
               "core-walltime",
               f"Job Wall-clock time: {format_elapsed(elapsed)}",
-              f"Memory Utilized: {_size(rss)}"]
+              f"Memory Utilized: {kib_text(rss)}"]
     req_mb = job.get("req_mem") or 0
     if req_mb > 0:
-        lines.append(f"Memory Efficiency: {100 * rss / (req_mb * 1024):.2f}% of {_size(req_mb * 1024)}")
+        lines.append(f"Memory Efficiency: {100 * rss / (req_mb * 1024):.2f}% of {kib_text(req_mb * 1024)}")
     else:
         lines.append("Memory Efficiency: 0.00% of 0.00 MB (no memory requested)")
     if state == "RUNNING":

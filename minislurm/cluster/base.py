@@ -23,8 +23,8 @@ from pathlib import Path
 from minislurm.client import Client, ClientError
 from minislurm.core.cluster import ClusterConfig
 
-COMMANDS = ("sbatch", "srun", "salloc", "squeue", "scancel", "sinfo", "sacct", "sstat", "seff", "scontrol", "sprio", "sshare",
-            "sacctmgr", "sdiag")
+COMMANDS = ("sbatch", "srun", "salloc", "squeue", "scancel", "sinfo", "sacct", "sstat", "seff", "jobstats", "scontrol",
+            "sprio", "sshare", "sacctmgr", "sdiag")
 KINDS = ("local", "docker")
 
 

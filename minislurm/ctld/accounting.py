@@ -2,7 +2,9 @@
 
 A requeued job keeps its id; each run is its own record (told apart by ``restart``), so
 ``sacct -D`` can show the NODE_FAIL run and the COMPLETED one.  Batch jobs also get a
-``N.batch`` step record, and every srun a ``N.<step>`` record.
+``N.batch`` step record, and every srun a ``N.<step>`` record.  Beyond sacct's fields, the job
+line keeps its allocation per node (``alloc_nodes``) and a step what it used on each node, per
+task and per GPU (``node_usage``): what ``jobstats`` reports.
 """
 
 from __future__ import annotations
@@ -46,8 +48,11 @@ def record_job(ctl: "Controller", job: Job, *, state: JobState | None = None, en
     row.update(step=None, state=state.name, start=job.start_time,
                end=end if end is not None else (job.end_time if state.finished else None),
                exit_code=job.exit_code if exit_code is None else exit_code, exit_signal=job.exit_signal)
+    alloc, names = job.alloc, ctl.state.nodes.names
+    row["alloc_nodes"] = [{"node": names[n], "cpus": c, "mem": m, "gpus": list(g)}  # per node, for jobstats
+                          for n, c, m, g in zip(alloc.nodes, alloc.cpus, alloc.mem, alloc.gpus)] if alloc else []
     if state is JobState.PENDING:
-        row.update(start=None, alloc_cpus=0, alloc_gpus=0, nodes="None assigned")
+        row.update(start=None, alloc_cpus=0, alloc_gpus=0, nodes="None assigned", alloc_nodes=[])
     row.update(_job_usage(ctl, job))
     ended = {"exit_code": row["exit_code"], "exit_signal": row["exit_signal"]}
     if state in (JobState.TIMEOUT, JobState.CANCELLED):  # the job line says 0:0 (22.05); its batch step, how the shell ended
@@ -58,7 +63,8 @@ def record_job(ctl: "Controller", job: Job, *, state: JobState | None = None, en
         run = ctl.runs.get(job.job_id)
         used = (run.batch_usage if run else None) or {}
         batch = dict(row, **ended, step="batch", ntasks=1, name="batch", partition="", nnodes=1, cancelled_by=None,
-                     total_cpu=used.get("cpu"), max_rss=used.get("rss"),
+                     total_cpu=used.get("cpu"), max_rss=used.get("rss"), alloc_nodes=None,
+                     node_usage={names[job.alloc.nodes[0]]: used} if used else None,
                      nodes=ctl.state.nodes.names[job.alloc.nodes[0]] if job.alloc else row["nodes"],
                      alloc_cpus=job.alloc.cpus[0] if job.alloc else 0,
                      alloc_gpus=len(job.alloc.gpus[0]) if job.alloc else 0)
@@ -82,7 +88,7 @@ def _job_usage(ctl: "Controller", job: Job) -> dict:
 
 def record_step(ctl: "Controller", job: Job, step: dict) -> None:
     row = _base(ctl, job)
-    row.update(total_cpu=step.get("total_cpu"), max_rss=step.get("max_rss"))
+    row.update(total_cpu=step.get("total_cpu"), max_rss=step.get("max_rss"), node_usage=step.get("node_usage"))
     row.update(step=str(step["step_id"]), name=step["name"], partition="", state=step["state"], ntasks=step["ntasks"],
                start=step["start"], end=step.get("end"), exit_code=step.get("exit_code", 0),
                exit_signal=step.get("exit_signal", 0), alloc_cpus=step["cpus"], alloc_gpus=step["gpus"],

@@ -163,10 +163,25 @@ _RESV_FIELDS = {
 
 NONE = _object({})
 
-# What a step's processes used (minislurm.slurmd.usage): CPU seconds, peak resident KiB, tasks.
-USAGE = {"anyOf": [_object({"cpu": _num(0, MAX_EPOCH), "rss": _int(0, 2**53), "ntasks": _int(0, MAX_NODES)},
+def _map(keys: str, values: dict, max_items: int) -> dict:
+    """An object whose keys match ``keys`` (a pattern), each value ``values``."""
+    return {"type": "object", "propertyNames": {"pattern": keys, "maxLength": 256},
+            "additionalProperties": values, "maxProperties": max_items}
+
+
+# What a step's processes used (minislurm.slurmd.usage): CPU seconds, peak resident KiB, tasks;
+# per task, and the GPUs' figures (minislurm.slurmd.nvml) or why there are none, on one node.
+KIB = _int(0, 2**53)
+TASK_USAGE = _object({"cpu": _num(0, MAX_EPOCH), "rss": KIB}, required=("cpu", "rss"))
+GPU_USAGE = _object({"util": _num(0, 100), "mem": KIB, "total": KIB, "samples": _int()},
+                    required=("util", "mem", "total", "samples"))
+NODE_USAGE = {"cpu": _num(0, MAX_EPOCH), "rss": KIB, "ntasks": _int(0, MAX_NODES),
+              "tasks": _map("^[0-9]{1,10}$", TASK_USAGE, MAX_NODES), "gpus": _map("^[0-9]{1,4}$", GPU_USAGE, 1024),
+              "gpu_note": _text(256, pattern=NO_CONTROL)}
+ON_NODE = _object(NODE_USAGE, required=("cpu", "rss", "ntasks"))
+USAGE = {"anyOf": [_object({**NODE_USAGE, "nodes": _map(NODE_NAME["pattern"], ON_NODE, MAX_NODES)},
                            required=("cpu", "rss", "ntasks")), {"type": "null"}],
-         "description": "usage: cpu seconds, rss KiB, ntasks"}
+         "description": "usage: cpu seconds, rss KiB, ntasks (per task, GPUs, per node)"}
 
 # (method, path below /api/v1) -> {"body": schema, "query": {name: schema}, "path": {name: schema}}
 ROUTES: dict[tuple[str, str], dict] = {

@@ -84,13 +84,14 @@ async def complete(ctl: "Controller", user: str, job_id: int, step_id: int, exit
     step.update(state=state, end=ctl.clock(), exit_code=exit_code, exit_signal=signal,
                 ended_with_job=bool(ctl.live[job_id].ending) or job.state is not JobState.RUNNING)
     if usage:
-        step.update(total_cpu=usage["cpu"], max_rss=usage["rss"])
+        step.update(total_cpu=usage["cpu"], max_rss=usage["rss"], node_usage=usage.get("nodes"))
     ctl.save_step(job, step)
     await ctl.store.commit()
 
 
 async def usage(ctl: "Controller", user: str, job_id: int) -> dict:
-    """Each running step's usage so far, summed over its nodes (CPU) or the largest (memory)."""
+    """Each running step's usage so far, summed over its nodes (CPU) or the largest (memory),
+    and each node's own figures (``nodes``: per task, and its GPUs')."""
     job = ctl.job(job_id)
     ctl.may_modify(user, job)
     if job.state is JobState.PENDING:
@@ -103,7 +104,9 @@ async def usage(ctl: "Controller", user: str, job_id: int) -> dict:
     out: dict[str, dict] = {}
     for node, reply in zip(names, replies):
         for step, u in ((reply or {}).get("steps") or {}).items():
-            row = out.setdefault(step, {"step": step, "cpu": 0.0, "max_rss": 0, "max_rss_node": node, "ntasks": 0})
+            row = out.setdefault(step, {"step": step, "cpu": 0.0, "max_rss": 0, "max_rss_node": node, "ntasks": 0,
+                                        "nodes": {}})
+            row["nodes"][node] = u
             row["cpu"] += u["cpu"]
             row["ntasks"] += u["ntasks"]
             if u["rss"] > row["max_rss"]:

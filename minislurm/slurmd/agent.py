@@ -196,7 +196,8 @@ class NodeAgent:
         local = self.runs.open(job_id, inc)
         local.batch, local.stderr_fd = started.proc, started.stderr_fd
         local.roots.procs.append(started.proc)
-        local.meters["batch"] = Meter(ProcessSet([started.proc]))
+        local.meters["batch"] = Meter(ProcessSet([started.proc]), gpus=job["gpus"].get(self.name, []),
+                                      node_gpus=self.gpus)
         self.background.spawn(self._watch_batch(local))
         if stop is not None:
             self._stop(local, *stop)
@@ -332,4 +333,4 @@ class NodeAgent:
             return {"steps": {}}
         for meter in job.meters.values():
             meter.take()
-        return {"steps": {str(k): m.usage.view() for k, m in job.meters.items()}}
+        return {"steps": {str(k): m.view() for k, m in job.meters.items()}}

@@ -66,21 +66,27 @@ def members(roots: set[int], tag: tuple[int, str, int] | None = None) -> set[int
     Sessions catch children orphaned by their parent's exit (the agent is their subreaper);
     descendants catch a child that started a session of its own.
     """
+    return set(families(roots, tag))
+
+
+def families(roots: set[int], tag: tuple[int, str, int] | None = None) -> dict[int, int | None]:
+    """:func:`members`, each mapped to the root whose session or tree it belongs to (None: one
+    found only by the job's tag), so a step's usage can be told per task."""
     table = _scan()
     children: dict[int, list[int]] = {}
-    todo = list(roots)
+    todo: list[tuple[int, int | None]] = [(r, r) for r in roots]
     for pid, parent, sid, state in table:
         children.setdefault(parent, []).append(pid)
         if sid in roots and state != b"Z":
-            todo.append(pid)
+            todo.append((pid, sid))
     if tag is not None:
-        todo.extend(_tagged(children, tag))
-    found: set[int] = set()
+        todo.extend((pid, None) for pid in _tagged(children, tag))
+    found: dict[int, int | None] = {}
     while todo:
-        pid = todo.pop()
-        if pid not in found:
-            found.add(pid)
-            todo.extend(children.get(pid, ()))
+        pid, root = todo.pop()
+        if pid not in found or (found[pid] is None and root is not None):
+            found[pid] = root
+            todo.extend((child, root) for child in children.get(pid, ()))
     return found
 
 

@@ -7,7 +7,8 @@ The reply to ``POST /steps/launch`` is a stream of JSON lines::
     {"t": 0, "o": "text from task 0's stdout"}
     {"t": 1, "e": "text from task 1's stderr"}
     {"t": 0, "exit": 0, "sig": 0}
-    {"usage": {"cpu": 1.5, "rss": 61440, "ntasks": 2}, "node": "gpu01"}
+    {"usage": {"cpu": 1.5, "rss": 61440, "ntasks": 2, "tasks": {"0": {"cpu": 0.8, "rss": 30720}, ...},
+               "gpu_note": "no real GPU"}, "node": "gpu01"}
     {"node": "gpu01", "done": true}
 
 Each task's exit line comes after all of its output, and a node's ``done`` after its tasks'
@@ -179,7 +180,8 @@ def _admit(agent: "NodeAgent", body: dict) -> Callable[[Emit], Awaitable[None]]:
         procs = local_job.steps.setdefault(step["step_id"], ProcessSet())
         queue: asyncio.Queue = asyncio.Queue()
         waiters = []
-        meter = local_job.meters[step["step_id"]] = Meter(procs, ntasks=len(my_tasks))
+        meter = local_job.meters[step["step_id"]] = Meter(procs, tasks=my_tasks, gpus=node_gpus,
+                                                            node_gpus=agent.gpus)
         step_input = StepInput() if wiring.any_input(my_tasks) else None
         local_job.notices[step["step_id"]] = queue
         if step_input:

@@ -7,15 +7,22 @@ the sum, over every process seen, of its own user + system time at its last samp
 times a second; new ones are looked for less and less often.  Simplification: Slurm takes
 the final CPU time from ``wait4``; here each process's last sample counts, so up to one
 tenth of a second of each process's CPU time is missed.
+
+The same figures are kept per task (``jobstats`` shows them): a process counts for the task
+whose session or process tree it is in; one found only by the job's tag (it left both) counts
+for the node, and for its task only when the node runs one.  The step's GPUs on this node are
+sampled once a second through NVML when they are real (:mod:`minislurm.slurmd.nvml`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
-from minislurm.slurmd.proc import ProcessSet, members
+from minislurm.slurmd.nvml import GpuProbe
+from minislurm.slurmd.proc import ProcessSet, families
 
 TICKS = os.sysconf("SC_CLK_TCK")
 PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
@@ -23,6 +30,7 @@ PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
 # search for new ones (a scan of all of /proc) runs a quarter of a second in, then at doubling
 # intervals up to Slurm's default JobAcctGatherFrequency (30 s), so long steps cost little.
 TICK, FIRST, LAST = 0.1, 0.25, 30.0
+GPU_EVERY = 10  # ticks between GPU samples: NVML's utilisation is itself a mean over about a second
 
 
 def sample(pids: set[int]) -> dict[tuple[int, int], tuple[float, int]]:
@@ -45,39 +53,68 @@ class Usage:
     cpu: float = 0.0  # seconds
     max_rss: int = 0  # KiB
     ntasks: int = 0
+    tasks: dict[int, list] = field(default_factory=dict)  # task id -> [CPU seconds, peak KiB]
 
     def view(self) -> dict:
-        return {"cpu": round(self.cpu, 3), "rss": self.max_rss, "ntasks": self.ntasks}
+        return {"cpu": round(self.cpu, 3), "rss": self.max_rss, "ntasks": self.ntasks,
+                "tasks": {str(t): {"cpu": round(cpu, 3), "rss": rss} for t, (cpu, rss) in self.tasks.items()}}
 
 
 class Meter:
-    """Samples one process set until :meth:`stop`; ``usage`` holds the totals so far."""
+    """Samples one process set until :meth:`stop`; ``usage`` holds the totals so far.  The
+    set's roots are the tasks ``tasks`` (their ids, in the order they start); ``gpus`` the
+    GPU indices the step holds on this node of ``node_gpus``."""
 
-    def __init__(self, procs: ProcessSet, ntasks: int = 1):
-        self.procs, self.usage = procs, Usage(ntasks=ntasks)
-        self._cpu: dict[tuple[int, int], float] = {}  # every process seen: its CPU time at its last sample
-        self._known: set[int] = set()
+    def __init__(self, procs: ProcessSet, tasks: Sequence[int] = (0,), gpus: Sequence[int] = (),
+                 node_gpus: int = 0):
+        self.procs, self.task_ids = procs, tuple(tasks)
+        self.usage = Usage(ntasks=len(self.task_ids), tasks={t: [0.0, 0] for t in self.task_ids})
+        self.gpus = GpuProbe(tuple(gpus), node_gpus)
+        # every process seen: (its task, or None) and its CPU time at its last sample
+        self._cpu: dict[tuple[int, int], tuple[int | None, float]] = {}
+        self._owner: dict[int, int | None] = {}  # pid -> its root's pid
         self._task = asyncio.ensure_future(self._run())
 
+    def _task_of(self, root: int | None, roots: dict[int, int]) -> int | None:
+        if root is None:  # left its task's session and tree: found by the job's tag
+            return self.task_ids[0] if len(self.task_ids) == 1 else None
+        return roots.get(root)
+
     def take(self, search: bool = True) -> None:
+        roots = {p.pid: t for p, t in zip(self.procs.procs, self.task_ids)}
         if search:
-            self._known = members(self.procs.pids(), self.procs.tag)
-        now = sample(self._known | self.procs.pids())
-        self._cpu.update({key: cpu for key, (cpu, _) in now.items()})
-        self.usage.cpu = sum(self._cpu.values())
-        self.usage.max_rss = max(self.usage.max_rss, sum(rss for _, rss in now.values()))
+            self._owner = families(set(roots), self.procs.tag)
+        owner = {**self._owner, **{pid: pid for pid in roots}}
+        now = sample(set(owner))
+        rss_now: dict[int | None, int] = {}
+        for (pid, started), (cpu, rss) in now.items():
+            task = self._task_of(owner[pid], roots)
+            self._cpu[(pid, started)] = (task, cpu)
+            rss_now[task] = rss_now.get(task, 0) + rss
+        u = self.usage
+        u.cpu = sum(cpu for _, cpu in self._cpu.values())
+        u.max_rss = max(u.max_rss, sum(rss_now.values()))
+        for task, use in u.tasks.items():
+            use[0] = sum(cpu for t, cpu in self._cpu.values() if t == task)
+            use[1] = max(use[1], rss_now.get(task, 0))
 
     async def _run(self) -> None:
-        interval, waited = FIRST, 0.0
+        interval, waited, ticks = FIRST, 0.0, 0
         self.take(search=False)  # the roots alone: a scan of /proc per node would cost a wide
         # step's launch more than its tasks do (``srun -N256 true``); the first search is at FIRST
         while True:
             await asyncio.sleep(TICK)
-            waited += TICK
+            waited, ticks = waited + TICK, ticks + 1
             if waited >= interval:
                 interval, waited = min(interval * 2, LAST), 0.0
             self.take(search=waited == 0.0)
+            if ticks % GPU_EVERY == 0:
+                self.gpus.take()
+
+    def view(self) -> dict:
+        """The figures so far: CPU and peak memory, per task too, and the GPUs'."""
+        return {**self.usage.view(), **self.gpus.view()}
 
     def stop(self) -> dict:
         self._task.cancel()
-        return self.usage.view()
+        return self.view()

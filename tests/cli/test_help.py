@@ -38,6 +38,7 @@ FIRST_LINE = {
     "sshare": "Usage:  sshare [OPTION]",
     "sstat": "sstat [<OPTION>] -j <job(.stepid)>",
     "seff": "Usage: seff [Options] <Jobid>",
+    "jobstats": "Usage: jobstats [OPTIONS] JOBID",
     "sacctmgr": "sacctmgr [<OPTION>] [<COMMAND>]",
     "sdiag": "Usage: sdiag [OPTIONS]",
 }
@@ -47,7 +48,8 @@ USAGE_FIRST = {**{c: f"Usage: {c} [" for c in COMMANDS},
                "sacct": "Usage: sacct [options]", "sstat": "Usage: sstat [options] -j <job(.stepid)>",
                "sshare": FIRST_LINE["sshare"], "scontrol": FIRST_LINE["scontrol"], "seff": FIRST_LINE["seff"],
                "sacctmgr": FIRST_LINE["sacctmgr"], "sdiag": "Usage: sdiag [-M cluster] [-aritT]"}
-VERSION = {**{c: "slurm 22.05.8\n" for c in COMMANDS}, "seff": "seff Version 2.1\n"}
+VERSION = {**{c: "slurm 22.05.8\n" for c in COMMANDS}, "seff": "seff Version 2.1\n",
+           "jobstats": f"jobstats (minislurm {minislurm.__version__})\n"}
 
 
 def command(*argv: str, tmp_path: Path) -> subprocess.CompletedProcess:

@@ -142,6 +142,15 @@ def mem_units(mb: float) -> str:
     return f"{value}{units[i]}"
 
 
+def kib_text(kib: float) -> str:
+    """A size in KiB the way seff prints it: ``412.11 MB``, two decimals, the largest unit under 1024."""
+    for unit in ("KB", "MB", "GB"):
+        if kib < 1024:
+            return f"{kib:.2f} {unit}"
+        kib /= 1024
+    return f"{kib:.2f} TB"
+
+
 def ctime(epoch: float) -> str:
     """The date line squeue -l and sinfo -l print first (C's ``ctime``: ``Fri Mar  1 12:00:00 2024``)."""
     when = datetime.fromtimestamp(epoch)
