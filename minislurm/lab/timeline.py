@@ -8,13 +8,17 @@ The chapters that run jobs live draw them from the cluster's own records, not fr
   node (which job ran there when);
 * :class:`~minislurm.lab.watch.Watch` polls the queue as ``watch squeue`` would and keeps each
   job's states and pending reasons as they changed;
-* :func:`lanes_figure` draws either: spans on lanes, labelled where a label fits
+* :func:`failure_figure` puts both around a node failure: the jobs' lanes above the nodes',
+  the failed node DOWN from the moment its job's run ended ``NODE_FAIL``;
+* :func:`training_runs` says in a few words what each run of ``examples/ddp`` did, from its log;
+* :func:`lanes_figure` draws any of them: spans on lanes, labelled where a label fits
   (:func:`~minislurm.lab.figures.fit_labels`), each lane's end state, and marked moments (a
   node that crashed, a requeue).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -144,7 +148,7 @@ def lanes_figure(lanes: dict[str, list[Span]], *, ends: dict[str, str] | None = 
     for when, text in marks:
         x = (when - t0) / unit
         ax.axvline(x, color=DOWN_EDGE, linestyle="--", linewidth=1, gid=f"mark:{text}")
-        ax.text(x, -0.6, text, ha="center", va="bottom", fontsize=7, color=DOWN_EDGE)
+        ax.text(x + room / 200, -0.6, text, ha="left", va="center", fontsize=7, color=DOWN_EDGE)
     right = room * (1.18 if ends else 1.02)
     ax.set_xlim(-room * 0.01, right)
     ax.set_ylim(len(names) - 0.5, -0.5 - (0.5 if marks else 0))
@@ -157,3 +161,34 @@ def lanes_figure(lanes: dict[str, list[Span]], *, ends: dict[str, str] | None = 
     ax.set_title(title, fontsize=10)
     fit_labels(fig, labels)
     return fig
+
+
+def failure_figure(runs: list[Run], node: str, *, names: dict[str, str] | None = None,
+                   notes: dict[tuple[str, int], str] | None = None, title: str = "") -> LabFigure:
+    """A failure, requeue and resume from accounting: one lane per job (``names[job]`` after its
+    id), labelled with ``notes``, then one lane per node; ``node`` is DOWN from the end of the
+    run that ended NODE_FAIL on it."""
+    lost = next(r for r in runs if r.state == "NODE_FAIL" and node in r.nodes)
+    jobs = {f"job {job}" + (f" ({names[job]})" if names and job in names else ""): spans
+            for job, spans in job_lanes(runs, notes).items()}
+    nodes = node_lanes(runs, names={job: f"{job} {name}" for job, name in (names or {}).items()})
+    last = max(r.end or r.start or r.submit for r in runs)
+    nodes.setdefault(node, []).append(Span(lost.end, last, "DOWN", "DOWN"))
+    return lanes_figure({**jobs, **nodes}, marks=[(lost.end, f"{node} DOWN: job {lost.job} requeued")],
+                        title=title)
+
+
+def training_runs(log: str) -> list[str]:
+    """Each run of ``examples/ddp/train.sbatch`` in its log (``--open-mode=append`` keeps them
+    all, each after its ``=== job N, restart R`` line), in a few words: the step it started at
+    and the last it saved, or that it found the run finished."""
+    out = []
+    for part in re.split(r"^=== job .*$", log, flags=re.M)[1:]:
+        resumed = re.search(r"resuming at step (\d+)", part)
+        saved = [int(s) for s in re.findall(r"\| step (\d+):", part)]
+        if "nothing to do" in part:
+            out.append("finished already")
+        else:
+            first = int(resumed.group(1)) if resumed else 0
+            out.append(f"steps {first}-{max(saved)}" if saved else f"from step {first}, nothing saved")
+    return out

@@ -8,7 +8,8 @@ from datetime import datetime
 import pytest
 
 from minislurm.lab.terminal import lab_cluster
-from minislurm.lab.timeline import Span, job_lanes, lanes_figure, node_lanes, read_sacct
+from minislurm.lab.timeline import (Span, failure_figure, job_lanes, lanes_figure, node_lanes, read_sacct,
+                                    training_runs)
 from minislurm.lab.watch import Watch
 
 # sacct -D -X -P -o JobID,JobName,State,Submit,Start,End,NodeList of a job requeued once
@@ -45,6 +46,39 @@ def test_labels_that_do_not_fit_their_span_are_left_out():
     assert {"Resources", "COMPLETED", "gpu02 crashed"} <= texts and "gpu[01-02]" not in texts
     assert [p.get_gid() for p in fig.axes[0].patches] == ["span:a:PENDING", "span:a:RUNNING"]
     assert fig.png().startswith(b"\x89PNG")
+
+
+# examples/ddp's log of a run requeued after a node failure (chapter 7), and a chain's last link
+LOG = """=== job 2, restart 0, on gpu[03-04] ===
+job 2 restart 0: starting at step 0 on 2 ranks (run 2)
+restart 0 | step 20: loss 0.390102, checkpoint written in 19.5 ms
+slurmstepd-gpu03: error: *** JOB 2 ON gpu03 CANCELLED AT 2026-12-06T02:12:04 DUE TO NODE FAILURE ***
+=== job 2, restart 1, on gpu[01-02] ===
+job 2 restart 1: resuming at step 20 (checkpoint of restart 0)
+restart 1 | step 40: loss 0.376912, checkpoint written in 22.2 ms
+restart 1 | step 60: loss 0.537123, checkpoint written in 21.6 ms
+done: 60 steps, final loss 0.537123, weights in resumed.pt
+"""
+LAST_LINK = """=== job 9, restart 0, on gpu01 ===
+job 9 restart 0: resuming at step 400 (checkpoint of job 8 restart 0)
+run 5 finished at step 400 (of 400); nothing to do
+"""
+
+
+def test_a_training_log_says_which_steps_each_run_trained():
+    assert training_runs(LOG) == ["steps 0-20", "steps 20-60"]
+    assert training_runs(LAST_LINK) == ["finished already"]
+
+
+def test_a_failure_is_drawn_with_the_node_down_from_the_failed_runs_end():
+    runs = read_sacct(SACCT)[:2]
+    fig = failure_figure(runs, "gpu02", names={"7": "victim"}, notes={("7", 1): "steps 20-60"})
+    ax = fig.axes[0]
+    lanes = [t.get_text() for t in ax.get_yticklabels()]
+    assert lanes == ["job 7 (victim)", "gpu01", "gpu02", "gpu03", "gpu04"]
+    (down,) = [p for p in ax.patches if p.get_gid() == "span:gpu02:DOWN"]
+    assert (down.get_x(), down.get_width()) == (20, 20)  # from the NODE_FAIL run's end to the last record
+    assert "gpu02 DOWN: job 7 requeued" in {t.get_text() for t in ax.texts}
 
 
 @pytest.mark.daemons
