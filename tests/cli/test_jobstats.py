@@ -22,17 +22,19 @@ def node(tasks: dict[int, dict], **extra) -> dict:
             "ntasks": len(tasks), "tasks": {str(k): v for k, v in tasks.items()}, **extra}
 
 
-def rows(*, state="COMPLETED", gpus=(), batch_extra=None, step_extra=None, mem=1000, limit=600.0) -> list[dict]:
-    """A job of 2 nodes x 2 tasks that ran 100 s: step 0 burned 50 s of CPU per task on gpu01 and
-    25 s on gpu02; the batch script used 1 s on gpu01."""
-    alloc = [{"node": n, "cpus": 2, "mem": mem, "gpus": list(gpus)} for n in ("gpu01", "gpu02")]
+def rows(*, state="COMPLETED", gpus=(), batch_extra=None, step_extra=None, mem=1000, limit=600.0,
+         cpt=1) -> list[dict]:
+    """A job of 2 nodes x 2 tasks of ``cpt`` CPUs that ran 100 s: step 0 burned 50 s of CPU per
+    task on gpu01 and 25 s on gpu02; the batch script used 1 s on gpu01."""
+    alloc = [{"node": n, "cpus": 2 * cpt, "mem": mem, "gpus": list(gpus)} for n in ("gpu01", "gpu02")]
     job = {"job_id": 12, "step": None, "name": "burn", "user": "ann", "account": "lab", "partition": "gpu",
            "state": state, "exit_code": 0, "nodes": "gpu[01-02]", "start": 1000.0,
-           "end": None if state == "RUNNING" else 1100.0, "time_limit": limit, "alloc_cpus": 4,
+           "end": None if state == "RUNNING" else 1100.0, "time_limit": limit, "alloc_cpus": 4 * cpt,
            "alloc_nodes": alloc}
-    batch = {"job_id": 12, "step": "batch", "start": 1000.0, "end": job["end"], "alloc_cpus": 2, "ntasks": 1,
+    batch = {"job_id": 12, "step": "batch", "start": 1000.0, "end": job["end"], "alloc_cpus": 2 * cpt, "ntasks": 1,
              "node_usage": {"gpu01": node({0: task(1.0, 40)}, **(batch_extra or {}))}}
-    step = {"job_id": 12, "step": "0", "start": 1000.0, "end": job["end"] and 1090.0, "alloc_cpus": 4, "ntasks": 4,
+    step = {"job_id": 12, "step": "0", "start": 1000.0, "end": job["end"] and 1090.0, "alloc_cpus": 4 * cpt,
+            "ntasks": 4,
             "node_usage": {"gpu01": node({0: task(50.0, 300), 1: task(50.0, 310)}, **(step_extra or {})),
                            "gpu02": node({2: task(25.0, 200), 3: task(25.0, 100)}, **(step_extra or {}))}}
     return [job, batch, step]
@@ -48,9 +50,11 @@ def test_per_node_figures_add_the_steps_cpu_and_take_the_largest_peak():
 
 
 def test_per_task_figures_are_over_their_steps_wall_time_and_their_share_of_cores():
-    r = collect(rows(), now=2000.0)
+    given = rows()
+    given[2]["node_usage"] = dict(reversed(given[2]["node_usage"].items()))  # as the nodes answered
+    r = collect(given, now=2000.0)
     tasks = {(t["step"], t["task"]): t for t in r["per_task"]}
-    assert set(tasks) == {("batch", 0), ("0", 0), ("0", 1), ("0", 2), ("0", 3)}
+    assert list(tasks) == [("batch", 0), ("0", 0), ("0", 1), ("0", 2), ("0", 3)]
     t = tasks[("0", 2)]
     assert (t["node"], t["cpus"], t["elapsed"], t["rss"]) == ("gpu02", 1.0, 90.0, 200 * MIB)
     assert t["cores_used"] == pytest.approx(25 / 90)
@@ -92,20 +96,21 @@ def test_a_gpu_no_step_touched_is_said_so():
 
 
 def test_advice_sizes_cpu_memory_and_time_from_the_figures():
-    r = collect(rows(mem=4000, limit=3600.0), now=2000.0)
+    r = collect(rows(mem=4000, limit=3600.0, cpt=2), now=2000.0)
     said = "\n".join(r["advice"])
-    assert "CPU: it kept 1.51 of its 4 cores busy on average; 2 would do" in said  # ceil(1.51 x 1.25)
+    # per task: the busiest kept 50 s / 90 s of its 2 cores busy; ceil(0.56 x 1.25) is 1
+    assert "CPU: it kept 1.51 of its 8 cores busy on average, its busiest task 0.56 of 2: --cpus-per-task=1" in said
     assert "--mem=763M" in said  # 610 MiB x 1.25, rounded up
     assert "--time=3 " in said  # 100 s x 1.25 is 2 min 5 s: three whole minutes
-    snug = collect(rows(mem=700, limit=120.0), now=2000.0)
-    assert [a for a in snug["advice"] if not a.startswith("CPU")] == []
+    snug = collect(rows(mem=700, limit=120.0), now=2000.0)  # one core a task: none to give back
+    assert snug["advice"] == ["What it asked for fits what it used."]
     none = collect(rows(mem=0), now=2000.0)
     assert any("it asked for none" in a and "--mem=763M" in a for a in none["advice"])
     assert "no memory requested" in render(none)
 
 
 def test_advice_when_everything_fits():
-    r = {"cpus": 1, "cores_used": 0.9, "per_node": [{"node": "n1", "rss": 900, "mem_req": 1000, "gpus": []}],
+    r = {"cpus": 1, "cores_used": 0.9, "per_task": [], "per_node": [{"node": "n1", "rss": 900, "mem_req": 1000, "gpus": []}],
          "time_limit": 100.0, "elapsed": 90.0}
     assert advice(r) == ["What it asked for fits what it used."]
 

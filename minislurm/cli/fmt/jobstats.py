@@ -67,6 +67,8 @@ def collect(rows: list[dict], now: float, live: dict[str, dict] | None = None) -
         if a["gpus"]:
             row["gpus"], row["gpu_note"] = _gpus(a["gpus"], here, durations)
         report["per_node"].append(row)
+    report["per_task"].sort(key=lambda t: (t["step"] != "batch", int(t["step"]) if t["step"].isdigit() else 0,
+                                           t["task"]))
     report["total_cpu"] = round(sum(n["cpu"] for n in report["per_node"]), 3)
     report["cores_used"] = _ratio(report["total_cpu"], elapsed)
     report["advice"] = advice(report) if job["state"] not in ("PENDING", "RUNNING") else []
@@ -87,10 +89,14 @@ def _gpus(indices: list[int], here: dict[str, dict], durations: dict[str, float]
 def advice(r: dict) -> list[str]:
     """What to ask for next time, in words, from the report's figures (a finished job's)."""
     out = []
-    if r["cpus"] > 1 and r["cores_used"] is not None and r["cores_used"] < LOW * r["cpus"]:
-        want = max(1, math.ceil(r["cores_used"] * MARGIN))
-        out.append(f"CPU: it kept {r['cores_used']:.2f} of its {r['cpus']} cores busy on average; {want} would "
-                   "do (fewer --ntasks or --cpus-per-task), and a smaller job starts sooner.")
+    tasks = [t for t in r["per_task"] if t["step"] != "batch"] or r["per_task"]  # the batch script's if alone
+    busiest = max(tasks, key=lambda t: t["cores_used"] or 0.0, default=None)
+    if busiest and busiest["cores_used"] is not None and r["cores_used"] < LOW * r["cpus"]:
+        want = max(1, math.ceil(busiest["cores_used"] * MARGIN))
+        if want < busiest["cpus"]:
+            out.append(f"CPU: it kept {r['cores_used']:.2f} of its {r['cpus']} cores busy on average, its busiest "
+                       f"task {busiest['cores_used']:.2f} of {busiest['cpus']:g}: --cpus-per-task={want} would do, "
+                       "and a smaller job starts sooner.")
     peak = max((n["rss"] for n in r["per_node"]), default=0)
     asked = max((n["mem_req"] for n in r["per_node"]), default=0)
     want_mb = max(1, math.ceil(peak * MARGIN / 1024))
