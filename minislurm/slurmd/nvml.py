@@ -6,11 +6,12 @@ step's usage keeps each GPU's utilisation and memory as the TRES ``gres/gpuutil`
 are fake unless the node has NVIDIA GPUs; then no figure is made up: the step says why there
 is none (:attr:`GpuProbe.note`), and ``jobstats`` prints "not measured: ...".
 
-NVML comes from the optional ``nvidia-ml-py`` package (the ``pynvml`` module), imported on
-first use, so a node without it starts as fast as before.  A GPU is measured only when NVML
-sees at least as many devices as the node has GPUs: the node's GPU index is then the NVML
-index (the order ``nvidia-smi`` lists them).  Simplification: the agents of a local cluster
-share their host's GPUs, so two local nodes both measure GPU 0 of the one host.
+NVML comes from the optional ``nvidia-ml-py`` package (``pip install minislurm[gpu]``: the
+``pynvml`` module), imported on first use, so a node without it starts as fast as before.  A
+GPU is measured only when NVML sees at least as many devices as the node has GPUs: the node's
+GPU index is then the NVML index (the order ``nvidia-smi`` lists them).  Simplification: the
+agents of a local cluster share their host's GPUs, so two local nodes both measure GPU 0 of
+the one host.
 """
 
 from __future__ import annotations
