@@ -75,7 +75,10 @@ def _show(client: Client, what: str, arg: str | None, oneliner: bool = False, de
             return 0
         now = time.time()
         jobs = sorted(_array_records(jobs), key=lambda j: j["job_id"])
-        _emit([fmt.show_job(j, now=now, details=details) for j in jobs], oneliner)
+        records = [fmt.show_job(j, now=now, details=details) for j in jobs]
+        if details and arg and not oneliner:
+            records = [_with_why(client, j, r) for j, r in zip(jobs, records)]
+        _emit(records, oneliner)
         return 0
     if kind in ("step", "steps"):
         return _show_steps(client, arg, oneliner)
@@ -121,6 +124,23 @@ def _show(client: Client, what: str, arg: str | None, oneliner: bool = False, de
         return 0
     print(f"scontrol: error: invalid entity: {what} for keyword:show", file=sys.stderr)
     return 1
+
+
+def _with_why(client: Client, job: dict, record: str) -> str:
+    """``scontrol show job -d JOBID`` of a pending job: Slurm's lines as 22.05 prints them, then
+    minislurm's own section, why it waits (``minislurm why JOBID``; see cli/why.py).  Only for a
+    job named on the line (working out the what-ifs of a whole queue would take long) and not
+    with ``-o``, whose one line per record scripts parse as Key=Value words."""
+    from minislurm.cli.fmt.fields import printable
+    from minislurm.cli.fmt.scontrol import IND
+    from minislurm.cli.why import section
+    if job.get("state") != "PENDING":
+        return record
+    try:
+        w = client.call("GET", f"/jobs/{job['job_id']}/why")
+    except ClientError:
+        return record
+    return record.rstrip("\n") + IND + IND.join(printable(line) for line in section(w)) + "\n\n"
 
 
 def _array_records(jobs: list[dict]) -> list[dict]:

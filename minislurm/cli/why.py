@@ -44,6 +44,13 @@ def describe(w: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def section(w: dict) -> list[str]:
+    """:func:`describe` as the extra lines of ``scontrol show job -d`` (after Slurm's), marked
+    as minislurm's: Slurm's scontrol has no such section."""
+    head = f"minislurm (not in Slurm's scontrol): why it waits, as 'minislurm why {w['job_id']}' says:"
+    return [head] + [f"  {line}" for line in describe(w).splitlines()]
+
+
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="minislurm why", description="why a job waits, from the scheduler's plan")
     p.add_argument("job_id", type=int)

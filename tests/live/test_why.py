@@ -48,4 +48,14 @@ def test_why_names_what_holds_a_job_and_a_what_if_that_then_comes_true(live):
     assert started["nodes"] == free, (started, free)
     text = subprocess.run(["minislurm", "why", str(b)], env=live.c.env(), capture_output=True, text=True).stdout
     assert text.startswith(f"Job {b} (wide) is PENDING, reason Resources") and f"job {a} (long" in text
+    # scontrol show job -d: Slurm's lines as -o prints them (one line, no section), then minislurm's section
+    shown = live.run("scontrol", "show", "job", "-d", str(b)).stdout
+    slurm, mark, ours = shown.partition("\n   minislurm (not in Slurm's scontrol): why it waits, as "
+                                        f"'minislurm why {b}' says:\n")
+    assert mark and ours.endswith("\n\n"), shown
+    one = live.run("scontrol", "show", "job", "-d", "-o", str(b)).stdout
+    assert "minislurm" not in one and one == slurm.replace("\n   ", " ") + "\n"
+    said = [line.removeprefix("     ") for line in ours.rstrip("\n").splitlines()]
+    assert said[0] == text.splitlines()[0] and f"job {a} (long" in ours  # the same words as minislurm why
+    assert "minislurm" not in live.run("scontrol", "show", "job", "-d", str(a)).stdout  # running: Slurm's alone
     live.run("scancel", str(a), str(b), str(c))
