@@ -95,8 +95,11 @@ def identity_for(user: str, uid: int | None = None, gid: int | None = None) -> I
 
 def _already(who: Identity) -> bool:
     """The agent is ``who`` already (root's own jobs): nothing to switch, and a start without a
-    switch is a light one (vfork, not a copy of the agent's memory)."""
-    return (who.uid, who.gid) == (os.geteuid(), os.getegid()) and sorted(set(who.groups)) == sorted(set(os.getgroups()))
+    switch is a light one (vfork, not a copy of the agent's memory).  Groups are compared as the
+    kernel grants access, the primary group with the others: root started with no supplementary
+    groups holds what ``getgrouplist`` lists for it, ``[0]``."""
+    return (who.uid, who.gid) == (os.geteuid(), os.getegid()) and \
+        set(who.groups) | {who.gid} == set(os.getgroups()) | {os.getegid()}
 
 
 @dataclass

@@ -80,3 +80,17 @@ def test_the_job_gets_its_pid_and_default_signal_dispositions(tmp_path):
     pid, shell = first.split()
     assert pid == shell == str(started.proc.pid)
     assert int(second.split()[1], 16) & (1 << (signal.SIGPIPE - 1)) == 0  # Python ignores it; the job must not
+
+
+def test_a_job_of_the_agents_own_user_starts_without_switching(monkeypatch):
+    """Root started with no supplementary groups (``getgroups() == []``) holds the group that
+    ``getgrouplist`` names for it: its own jobs start with no switch, so by vfork and not by a
+    copy of the agent's memory (which cost ``srun -N2048 true`` seconds)."""
+    from minislurm.slurmd import spawn as spawn_module
+
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    monkeypatch.setattr(os, "getegid", lambda: 0)
+    monkeypatch.setattr(os, "getgroups", lambda: [])
+    assert spawn_module._already(Identity(0, 0, "root", [0]))
+    assert not spawn_module._already(Identity(0, 0, "root", [0, 27]))  # a group more: setgroups
+    assert not spawn_module._already(Identity(1000, 1000, "alice", [1000]))
