@@ -1,0 +1,84 @@
+"""The labs' exercises whose answer is on no page (issue 25): the learner writes sbatch options, a
+script or a command line for a situation the chapter did not show, and the checks run it on a
+live cluster and judge what it did.
+
+For each such exercise the worked answer passes its check and hidden checks, and typical wrong
+answers fail with a message that names what was wrong and what was seen: the text the grader's
+failure file hands back to the student (``minislurm.grade.referee.why``).  The checks run as the
+referee runs them: the answer cell's names, then each check cell in order in one namespace.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from minislurm.grade.exercises import read_exercises
+from minislurm.grade.referee import why
+
+pytestmark = pytest.mark.daemons  # the checks start live clusters
+
+LABS = Path(__file__).resolve().parents[2] / "labs"
+
+# (lab, exercise) -> [(a wrong answer, what its failure message must say)]
+WRONG = {
+    ("10-daily-work", 3): [
+        # the chapter's table read without the details: "Priority: nothing", "PartitionTimeLimit: shorter"
+        ('fixes = {"big": "a", "eval": "a", "llm": "b", "probe": "b", "report": "c", "sweep": "d", "tune": "b"}',
+         "backfill"),
+        ('fixes = {"big": "a", "eval": "b", "llm": "e", "probe": "e", "report": "c", "sweep": "a", "tune": "a"}',
+         "probe runs two hours"),
+    ],
+    ("10-daily-work", 4): [
+        # chapter 10's smoke test: every task sees both GPUs of its node
+        ('smoke_options = "-N2 --ntasks-per-node=2 --gres=gpu:2"', "rank 0 sees GPUs 0,1"),
+        ('smoke_options = "-N2 --gpus-per-task=1"', "ran over 2 ranks"),
+    ],
+    ("10-daily-work", 5): [
+        # right-sized, but srun's step gets one CPU (22.05 does not pass --cpus-per-task on)
+        ('prep_script = "#!/bin/bash\\n#SBATCH --cpus-per-task=3\\n#SBATCH --mem=600M\\nsrun python prep.py\\n"',
+         "got 1 of the job's 3 CPUs"),
+        ('prep_script = "#!/bin/bash\\n#SBATCH --cpus-per-task=8\\n#SBATCH --mem=6G\\nsrun -c 8 python prep.py\\n"',
+         "holds 8 CPUs for 3 workers"),
+        ('prep_script = "#!/bin/bash\\n#SBATCH --cpus-per-task=3\\n#SBATCH --mem=200M\\nsrun -c 3 python prep.py\\n"',
+         "asked for 200 MB and prep.py used"),
+        ('prep_script = "#!/bin/bash\\n#SBATCH --cpus-per-task=3\\n#SBATCH --mem=4G\\nsrun -c 3 python prep.py\\n"',
+         "more than twice"),
+    ],
+}
+
+
+def judge(lab: str, n: int, answer: str) -> str | None:
+    """Run the answer, then exercise ``n``'s checks and hidden checks as the referee does; the
+    failure message (None: every check passed)."""
+    nb = nbformat.read(LABS / f"{lab}.ipynb", as_version=4)
+    ex = read_exercises(nb)[n]
+    ns: dict = {}
+    exec(answer, ns)  # noqa: S102
+    for test in ex.tests:
+        try:
+            exec(compile(test.source, f"<check of {ex.name}>", "exec"), ns)  # noqa: S102
+        except Exception as e:  # noqa: BLE001 - the referee fails the question on any error
+            return why(e, test.hidden)
+    return None
+
+
+def worked(lab: str, n: int) -> str:
+    nb = nbformat.read(LABS / f"{lab}.ipynb", as_version=4)
+    return nb.cells[read_exercises(nb)[n].answer].source
+
+
+@pytest.mark.parametrize("lab, n", sorted(WRONG))
+def test_the_worked_answer_passes(lab, n):
+    assert judge(lab, n, worked(lab, n)) is None
+
+
+@pytest.mark.parametrize("lab, n, answer, says",
+                         [(lab, n, a, s) for (lab, n), cases in sorted(WRONG.items()) for a, s in cases])
+def test_a_wrong_answer_fails_saying_what_is_wrong(lab, n, answer, says):
+    message = judge(lab, n, answer)
+    assert message is not None, "a wrong answer passed"
+    assert says in message, message
+
