@@ -110,11 +110,13 @@ CATALOGUE: dict[str, dict[int, tuple[str, str | None]]] = {
         1: ('sweep_array = "1-32%8"', 'sweep_array = "0-31%4"'),
         2: ('def link_options(i):\n    return "--dependency=afterany"',
             'def link_options(i):\n    return "--array=1-3%1"'),
-        3: ('fixes = dict(zip(["Resources", "PartitionTimeLimit", "DependencyNeverSatisfied", '
-            '"JobArrayTaskLimit", "Reservation"], "bacde"))',
-            'fixes = dict(zip(["Resources", "PartitionTimeLimit", "DependencyNeverSatisfied", '
-            '"JobArrayTaskLimit", "Reservation"], "aaaaa"))'),
-        4: ('smoke_options = "-N2 --ntasks-per-node=1 --gres=gpu:2"', 'smoke_options = "-n4 --gres=gpu:2"'),
+        # the chapter's table read without the jobs' details; a letter for every job but all one
+        3: ('fixes = {"big": "a", "eval": "a", "llm": "b", "probe": "b", "report": "c", "sweep": "d", "tune": "b"}',
+            'fixes = dict.fromkeys(["big", "eval", "llm", "probe", "report", "sweep", "tune"], "b")'),
+        4: ('smoke_options = "-N2 --ntasks-per-node=2 --gres=gpu:2"', 'smoke_options = "-N2 --gpus-per-task=1"'),
+        # right-sized, but the step that runs prep.py gets one CPU (srun does not inherit -c)
+        5: ('prep_script = "#!/bin/bash\\n#SBATCH --cpus-per-task=3\\n#SBATCH --mem=600M\\nsrun python prep.py\\n"',
+            None),
     },
 }
 

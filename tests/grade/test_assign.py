@@ -23,7 +23,8 @@ POINTS = {"01-cluster-basics": LIVE_4, "02-batch-jobs": LIVE_4, "03-gres-packing
           "07-failures": {"exercise-1": 3, "exercise-2": 2, "exercise-3": 2, "exercise-4": 3},
           "08-at-scale": TWO_EACH,
           "08b-scenario-1": {"exercise-1": 1, "exercise-2": 1, "exercise-3": 1},
-          "10-daily-work": {"exercise-1": 1, "exercise-2": 2, "exercise-3": 2, "exercise-4": 2}}
+          "10-daily-work": {"exercise-1": 1, "exercise-2": 2, "exercise-3": 2, "exercise-4": 2,
+                            "exercise-5": 2}}
 
 
 def test_assign_reports_each_lab(dist):
