@@ -229,3 +229,34 @@ def checkpoint_tradeoff(points, cost_s: float, *, chosen_s: float | None = None,
     fig.legend(fontsize=7, loc="outside right upper")
     ax.set_title(title, fontsize=10)
     return fig
+
+
+def goodput_curve(runs, job_mtbf_s: float, restart_s: float, *, title: str = "") -> LabFigure:
+    """The simulator's goodput of one long run against its checkpoint interval (points), the
+    first-order model's (line), Young's interval and the simulator's best."""
+    import numpy as np
+
+    from minislurm.lab.goodput import goodput_model
+    from minislurm.lab.replays import young_daly
+
+    cost = runs[0].cost_s
+    x = np.array([r.interval_s for r in runs]) / 60.0
+    fine = np.geomspace(x.min(), x.max(), 200)
+    best = max(runs, key=lambda r: r.goodput)
+    young = young_daly(cost, job_mtbf_s) / 60.0
+    fig = new_figure(8.0, 3.6)
+    ax = fig.subplots()
+    ax.plot(fine, [100 * goodput_model(t * 60, cost, job_mtbf_s, restart_s) for t in fine], "-", color="grey",
+            label="first-order model", gid="model")
+    ax.plot(x, [100 * r.goodput for r in runs], "o", color=PALETTE[0], label="simulated", gid="simulated")
+    ax.plot([best.interval_s / 60], [100 * best.goodput], "*", ms=14, color=PALETTE[3],
+            label=f"simulator's best ({best.interval_s / 60:g} min)", gid="best")
+    ax.axvline(young, color="black", ls=":", lw=1.5, label=f"Young's interval ({young:.0f} min)", gid="young")
+    ax.set_xscale("log")
+    ax.set_xticks(x, [f"{v:g}" for v in x], fontsize=7)
+    ax.minorticks_off()
+    ax.set_xlabel(f"checkpoint interval (minutes of work; {cost:g} s to write one)")
+    ax.set_ylabel("goodput (% of elapsed time)")
+    ax.legend(fontsize=7, loc="lower center")
+    ax.set_title(title, fontsize=10)
+    return fig
