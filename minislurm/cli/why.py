@@ -16,31 +16,32 @@ import time
 from minislurm.client import Client, ClientError
 
 
-def _when(epoch: float) -> str:
+def wall_clock(epoch: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(epoch))
 
 
-def describe(w: dict) -> str:
+def describe(w: dict, when=wall_clock) -> str:
+    """The explanation in plain words; ``when`` writes a time (a date here, a lab's minutes)."""
     name = f"Job {w['job_id']} ({w['name']})"
     if w["state"] != "PENDING":
         return f"{name} is {w['state']}: it is not waiting.\n"
     lines = [f"{name} is PENDING, reason {w['reason']}: {w['meaning']}."]
     if w["expected_start"] is not None:
-        lines.append(f"The scheduler's plan starts it at {_when(w['expected_start'])} on {','.join(w['planned_nodes'])}.")
+        lines.append(f"The scheduler's plan starts it at {when(w['expected_start'])} on {','.join(w['planned_nodes'])}.")
     else:
         lines.append("The scheduler's plan holds no start for it (none within the backfill window, or none yet).")
     if w["held_by"]:
         lines.append("Running there first (each ends by its time limit at the latest):")
         lines += [f"  job {h['job_id']} ({h['name']}, {h['user']}) on {','.join(h['nodes'])} until "
-                  f"{_when(h['ends_by'])}" for h in w["held_by"]]
+                  f"{when(h['ends_by'])}" for h in w["held_by"]]
     if w["ahead"]:
         lines.append(f"Ahead of it in its partition: {len(w['ahead'])} job(s); its priority is {w['priority']}:")
         for a in w["ahead"][:5]:
-            at = f", planned {_when(a['expected_start'])} on {','.join(a['nodes'])}" if a["expected_start"] else ""
+            at = f", planned {when(a['expected_start'])} on {','.join(a['nodes'])}" if a["expected_start"] else ""
             lines.append(f"  job {a['job_id']} ({a['name']}), priority {a['priority']}{at}")
     for t in w["what_if"]:
-        when = "now" if t["start"] <= w["now"] else f"at {_when(t['start'])}"
-        lines.append(f"With {t['option']} it would start {when} on {','.join(t['nodes'])}.")
+        start = "now" if t["start"] <= w["now"] else f"at {when(t['start'])}"
+        lines.append(f"With {t['option']} it would start {start} on {','.join(t['nodes'])}.")
     return "\n".join(lines) + "\n"
 
 

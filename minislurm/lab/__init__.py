@@ -19,6 +19,8 @@ _VIEWS = {
     "SrunInspector": "minislurm.lab.srun_view",
     "SinfoExplorer": "minislurm.lab.sinfo_view",
     "SbatchExplorer": "minislurm.lab.sbatch_view",
+    "WhyWaiting": "minislurm.lab.why_view",
+    "why_waiting": "minislurm.lab.why_view",
 }
 
 __all__ = sorted(_VIEWS)

@@ -140,6 +140,21 @@ def run_scenario(jobs: Iterable[LabJob], *, nodes: int = 2, gpus_per_node: int =
     for one CPU per GPU (one CPU if it has none), so GPUs are what fills the nodes.
     ``bf_resolution`` defaults to one second so second-scale lessons are exact (Slurm: 60 s).
     """
+    sim, result = scenario_simulator(jobs, nodes=nodes, gpus_per_node=gpus_per_node, cpus_per_node=cpus_per_node,
+                                     policy=policy, reservations=reservations, bf_resolution=bf_resolution)
+    try:
+        sim.run()
+    except ValueError:
+        stuck = sorted(result.jobs[int(j.name)].name for j in sim.state.pending.values())
+        raise ValueError(f"jobs {stuck} can never start on this cluster") from None
+    return result
+
+
+def scenario_simulator(jobs: Iterable[LabJob], *, nodes: int = 2, gpus_per_node: int = 4, cpus_per_node: int = 32,
+                       policy: str = "conservative", reservations: Iterable[AdvanceReservation] = (),
+                       bf_resolution: float = 1.0) -> tuple[Simulator, ScenarioResult]:
+    """The simulator :func:`run_scenario` runs (its jobs named by their index in ``jobs``), and
+    the result its observer fills; a lesson that looks inside a pass adds observers of its own."""
     jobs = list(jobs)
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {POLICIES}, not {policy!r}")
@@ -152,12 +167,7 @@ def run_scenario(jobs: Iterable[LabJob], *, nodes: int = 2, gpus_per_node: int =
                       reservation=j.reservation) for i, j in enumerate(jobs)]
     sim = Simulator(cfg, trace, reservations=resvs, speedups=False, every_event=True)
     sim.observers.append(lambda res, applied: _observe(sim.state, res, applied, result))
-    try:
-        sim.run()
-    except ValueError:
-        stuck = sorted(jobs[int(j.name)].name for j in sim.state.pending.values())
-        raise ValueError(f"jobs {stuck} can never start on this cluster") from None
-    return result
+    return sim, result
 
 
 def _observe(state: ClusterState, res: PassResult, applied: Applied, result: ScenarioResult) -> None:

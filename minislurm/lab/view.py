@@ -46,12 +46,14 @@ class View:
             return
         self.error = None
         self.table.value = self.describe(self.result)
-        self._show(self.draw(self.result))
+        fig = self.draw(self.result)
+        if fig is not None:  # a view may have nothing to draw for some results (WhyWaiting's live answers)
+            self._show(fig)
 
     def compute(self):  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def draw(self, result) -> LabFigure:  # pragma: no cover - abstract
+    def draw(self, result) -> LabFigure | None:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def describe(self, result) -> str:
