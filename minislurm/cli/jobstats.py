@@ -12,6 +12,7 @@ far, asked of its nodes as ``sstat`` asks.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 
@@ -28,14 +29,20 @@ def parser() -> ArgumentParser:
     return p
 
 
-def fetch(client: Client, job_id: str) -> dict | None:
-    """The report of job ``job_id`` (None if accounting does not know it)."""
-    rows = [r for r in client.call("GET", "/acct", query={"jobs": job_id})["records"] if str(r["job_id"]) == job_id]
-    job = next((r for r in rows if r["step"] is None), None)
-    if job is None:
+def fetch(client: Client, job: str) -> dict | None:
+    """The report of job ``job`` (``12``, or an array's task ``12_3``); None if accounting does
+    not know it.  A ValueError for a whole array: its tasks are jobs of their own."""
+    base = job.partition("_")[0]
+    rows = [r for r in client.call("GET", "/acct", query={"jobs": base})["records"]
+            if (r["display_id"] if "_" in job else str(r["job_id"])) == job]
+    heads = [r for r in rows if r["step"] is None]
+    if not heads:
         return None
+    if len(heads) > 1:
+        raise ValueError(f"job {job} is an array: name one of its tasks ({heads[0]['display_id']})")
+    job_id = str(heads[0]["job_id"])
     live = None
-    if job["state"] == "RUNNING":
+    if heads[0]["state"] == "RUNNING":
         try:
             live = {s["step"]: s["nodes"] for s in client.call("GET", f"/jobs/{job_id}/usage")["steps"]}
         except ClientError:  # it ended meanwhile: its records say all there is
@@ -46,12 +53,12 @@ def fetch(client: Client, job_id: str) -> dict | None:
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
     job_id = args.jobid.split(".")[0]
-    if not job_id.isdigit():
+    if not re.fullmatch(r"\d+(_\d+)?", job_id, re.ASCII):
         print(f"jobstats: error: Invalid job id {args.jobid}", file=sys.stderr)
         return 1
     try:
         report = fetch(Client(), job_id)
-    except ClientError as exc:
+    except (ClientError, ValueError) as exc:
         print(f"jobstats: error: {exc}", file=sys.stderr)
         return 1
     if report is None:

@@ -142,3 +142,25 @@ def test_json_prints_the_same_report(monkeypatch, capsys):
     assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(report))
     assert jobstats.main(["13"]) == 1 and "job 13 not found" in capsys.readouterr().err
     assert jobstats.main(["1x"]) == 1 and "Invalid job id 1x" in capsys.readouterr().err
+
+
+class Accounting:
+    """The controller's /acct for ``fetch``: these records, whatever the query."""
+
+    def __init__(self, records: list[dict]):
+        self.records = records
+
+    def call(self, method: str, path: str, query=None) -> dict:
+        assert (method, path) == ("GET", "/acct")
+        return {"records": self.records}
+
+
+def test_an_array_task_is_named_as_sacct_names_it_and_a_whole_array_is_refused():
+    def task(job_id, index):
+        return [dict(r, job_id=job_id, display_id=f"20_{index}") for r in rows()]
+    client = Accounting(task(20, 1) + task(21, 2))
+    assert jobstats.fetch(client, "20_2")["job_id"] == 21 and jobstats.fetch(client, "21")["job_id"] == 21
+    pending = Accounting([dict(rows(state="PENDING")[0], job_id=20, display_id=f"20_{i}") for i in (1, 2)])
+    with pytest.raises(ValueError, match=r"job 20 is an array: name one of its tasks \(20_1\)"):
+        jobstats.fetch(pending, "20")
+    assert jobstats.fetch(client, "20_7") is None

@@ -63,7 +63,8 @@ def collect(rows: list[dict], now: float, live: dict[str, dict] | None = None) -
         cpu = sum(u["cpu"] for u in here.values())
         rss = max((u["rss"] for u in here.values()), default=0)
         row = {"node": node, "cpus": a["cpus"], "cpu": round(cpu, 3), "cores_used": _ratio(cpu, elapsed),
-               "mem_req": a["mem"] * 1024, "rss": rss, "mem_used": _ratio(rss, a["mem"] * 1024), "gpus": []}
+               "mem_req": a["mem"] * 1024, "rss": rss, "mem_used": _ratio(rss, a["mem"] * 1024), "gpus": [],
+               "gpu_note": None}
         if a["gpus"]:
             row["gpus"], row["gpu_note"] = _gpus(a["gpus"], here, durations)
         report["per_node"].append(row)
@@ -141,7 +142,7 @@ def render(r: dict) -> str:
         mem = kib_text(n["rss"]) + (f" of {kib_text(n['mem_req'])}{_share(n['mem_used'])}" if n["mem_req"]
                                     else " (no memory requested)")
         lines.append(f"  {n['node']:<29} {cores:<29} {mem}")
-    gpus = [(n["node"], g, n.get("gpu_note")) for n in r["per_node"] for g in n["gpus"]]
+    gpus = [(n["node"], g, n["gpu_note"]) for n in r["per_node"] for g in n["gpus"]]
     if gpus:
         lines += ["", "Per GPU                         utilisation (mean)            memory peak/total"]
         for node, g, note in gpus:
