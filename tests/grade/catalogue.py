@@ -104,7 +104,11 @@ CATALOGUE: dict[str, dict[int, tuple[str, str | None]]] = {
     "08b-scenario-1": {
         1: ("def job_mtbf_h(node_mtbf_h, nodes):\n    return node_mtbf_h / (nodes + 1)", None),
         2: ("interval_s = math.sqrt(2 * 300 * 44_000 * 3600)", "interval_s = 1000.0"),
-        3: ('chain_options = ["--time=1-00:00:00"]', None),
+        # chapter 8's 21 one-day links, as if all of a link's time trained; the public case hard-coded
+        3: ('def chain_options(train_days, max_time_h, startup_h):\n'
+            '    return ["--array=0-20%1", "--time=1-00:00:00"]',
+            'def chain_options(train_days, max_time_h, startup_h):\n'
+            '    return ["--array=0-21%1", "--time=1-00:00:00"]'),
     },
     "10-daily-work": {
         1: ('sweep_array = "1-32%8"', 'sweep_array = "0-31%4"'),

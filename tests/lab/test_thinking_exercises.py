@@ -5,7 +5,8 @@ live cluster and judge what it did.
 For each such exercise the worked answer passes its check and hidden checks, and typical wrong
 answers fail with a message that names what was wrong and what was seen: the text the grader's
 failure file hands back to the student (``minislurm.grade.referee.why``).  The checks run as the
-referee runs them: the answer cell's names, then each check cell in order in one namespace.
+referee runs them, each check cell in order in one namespace, after the lab's set-up cell and the
+answer (which run in the student's kernel when graded).
 """
 
 from __future__ import annotations
@@ -24,6 +25,17 @@ LABS = Path(__file__).resolve().parents[2] / "labs"
 
 # (lab, exercise) -> [(a wrong answer, what its failure message must say)]
 WRONG = {
+    ("08b-scenario-1", 3): [
+        # chapter 8's chain: 21 one-day links, as if every hour of a link trained
+        ('def chain_options(train_days, max_time_h, startup_h):\n'
+         '    return ["--array=0-20%1", "--time=1-00:00:00", "--requeue"]', "21 links of 24 h train 483 h"),
+        ('def chain_options(train_days, max_time_h, startup_h):\n'
+         '    return ["--array=0-21", "--time=1-00:00:00"]', "ran at the same time"),
+        ('def chain_options(train_days, max_time_h, startup_h):\n'
+         '    return ["--array=0-10%1", "--time=2-00:00:00"]', "waits with reason PartitionTimeLimit"),
+        ('def chain_options(train_days, max_time_h, startup_h):\n'
+         '    return ["--time=1-00:00:00", "--dependency=singleton"]', "a single job, not a job array"),
+    ],
     ("10-daily-work", 3): [
         # the chapter's table read without the details: "Priority: nothing", "PartitionTimeLimit: shorter"
         ('fixes = {"big": "a", "eval": "a", "llm": "b", "probe": "b", "report": "c", "sweep": "d", "tune": "b"}',
@@ -56,6 +68,7 @@ def judge(lab: str, n: int, answer: str) -> str | None:
     nb = nbformat.read(LABS / f"{lab}.ipynb", as_version=4)
     ex = read_exercises(nb)[n]
     ns: dict = {}
+    exec(next(c.source for c in nb.cells if c.cell_type == "code"), ns)  # noqa: S102 - the lab's set-up
     exec(answer, ns)  # noqa: S102
     for test in ex.tests:
         try:
