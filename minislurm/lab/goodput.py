@@ -117,10 +117,10 @@ def frontier_run(interval_s: float, cost_s: float, *, failures: FailureModel | N
     run = TraceJob(1, 0.0, work, 100 * work, job_nodes, 32, gpus_per_node)
     sim = Simulator(cluster(nodes, gpus_per_node), [run], failures=failures, checkpoint_interval=interval_s,
                     checkpoint_cost=cost_s)
-    rec = sim.run()[0]
-    if rec.state != "COMPLETED":
-        raise ValueError(f"the run ended {rec.state}: too few spare nodes for this failure rate?")
-    return FrontierRun(interval_s, cost_s, work, rec.end - rec.submit, rec.restarts)
+    records = sim.run()
+    if not records:
+        raise ValueError(f"the run cannot start: {sim.rejected[0][1]}")
+    return FrontierRun(interval_s, cost_s, work, records[0].end - records[0].submit, records[0].restarts)
 
 
 def goodput_sweep(intervals: Iterable[float], cost_s: float, **run) -> list[FrontierRun]:
