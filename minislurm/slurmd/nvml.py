@@ -3,8 +3,8 @@
 Slurm does the same where nodes detect their GPUs through NVML (``AutoDetect=nvml``): the
 step's usage keeps each GPU's utilisation and memory as the TRES ``gres/gpuutil`` and
 ``gres/gpumem`` (accounted with ``gres/gpu`` in ``AccountingStorageTRES``).  minislurm's GPUs
-are fake unless the node has NVIDIA GPUs; then no figure is made up: the step says why there
-is none (:attr:`GpuProbe.note`), and ``jobstats`` prints "not measured: ...".
+are fake unless the node has NVIDIA GPUs, and no figure is made up for a fake one: the step
+says why there is none (:attr:`GpuProbe.note`), and ``jobstats`` prints "not measured: ...".
 
 NVML comes from the optional ``nvidia-ml-py`` package (``pip install minislurm[gpu]``: the
 ``pynvml`` module), imported on first use, so a node without it starts as fast as before.  A

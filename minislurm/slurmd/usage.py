@@ -91,11 +91,14 @@ class Meter:
             task = self._task_of(owner[pid], roots)
             self._cpu[(pid, started)] = (task, cpu)
             rss_now[task] = rss_now.get(task, 0) + rss
+        cpu_by_task: dict[int | None, float] = {}
+        for task, cpu in self._cpu.values():
+            cpu_by_task[task] = cpu_by_task.get(task, 0.0) + cpu
         u = self.usage
-        u.cpu = sum(cpu for _, cpu in self._cpu.values())
+        u.cpu = sum(cpu_by_task.values())
         u.max_rss = max(u.max_rss, sum(rss_now.values()))
         for task, use in u.tasks.items():
-            use[0] = sum(cpu for t, cpu in self._cpu.values() if t == task)
+            use[0] = cpu_by_task.get(task, 0.0)
             use[1] = max(use[1], rss_now.get(task, 0))
 
     async def _run(self) -> None:

@@ -110,7 +110,8 @@ def test_advice_sizes_cpu_memory_and_time_from_the_figures():
 
 
 def test_advice_when_everything_fits():
-    r = {"cpus": 1, "cores_used": 0.9, "per_task": [], "per_node": [{"node": "n1", "rss": 900, "mem_req": 1000, "gpus": []}],
+    r = {"cpus": 1, "cores_used": 0.9, "per_task": [],
+         "per_node": [{"node": "n1", "rss": 900, "mem_req": 1000, "gpus": []}],
          "time_limit": 100.0, "elapsed": 90.0}
     assert advice(r) == ["What it asked for fits what it used."]
 

@@ -33,8 +33,8 @@ def want_rss(i: int) -> int:
 
 def test_jobstats_reports_each_task_and_node_as_they_burned(live):
     (live.work / "burn.py").write_text(BURN)
-    job = live.sbatch("-J", "burn", "-N2", "--ntasks-per-node=2", "--mem=1000M", "--gres=gpu:1", "-t", "5", "-o", "burn.out",
-                      "--wrap", "srun python3 burn.py")
+    job = live.sbatch("-J", "burn", "-N2", "--ntasks-per-node=2", "--mem=1000M", "--gres=gpu:1", "-t", "5",
+                      "-o", "burn.out", "--wrap", "srun python3 burn.py")
     assert live.wait(job, timeout=120)["state"] == "COMPLETED"
     ran_on = {int(i): node for i, node in (line.split() for line in (live.work / "burn.out").read_text().splitlines())}
     assert sorted(ran_on) == [0, 1, 2, 3] and len(set(ran_on.values())) == 2, ran_on

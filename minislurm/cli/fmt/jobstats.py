@@ -43,12 +43,11 @@ def collect(rows: list[dict], now: float, live: dict[str, dict] | None = None) -
               "nodes": job.get("nodes"), "elapsed": round(elapsed, 3), "time_limit": limit,
               "time_used": _ratio(elapsed, limit), "cpus": job.get("alloc_cpus") or 0,
               "per_node": [], "per_task": []}
-    used = {}  # step -> node -> figures
+    used, durations = {}, {}  # step -> node -> figures; step -> its wall time
     for s in steps:
         figures = s.get("node_usage") or (live or {}).get(s["step"], {})
         used[s["step"]] = figures
-        s_end = s.get("end") or now
-        s_elapsed = s_end - s["start"] if s.get("start") else 0.0
+        s_elapsed = durations[s["step"]] = (s.get("end") or now) - s["start"] if s.get("start") else 0.0
         per_task_cpus = (s.get("alloc_cpus") or 0) / max(s.get("ntasks") or 1, 1)
         for node, u in figures.items():
             for task, t in sorted(u.get("tasks", {}).items(), key=lambda kv: int(kv[0])):
@@ -56,7 +55,6 @@ def collect(rows: list[dict], now: float, live: dict[str, dict] | None = None) -
                     "step": s["step"], "task": int(task), "node": node, "elapsed": round(s_elapsed, 3),
                     "cpus": per_task_cpus, "cpu": t["cpu"], "cores_used": _ratio(t["cpu"], s_elapsed),
                     "rss": t["rss"]})
-    durations = {s["step"]: (s.get("end") or now) - (s.get("start") or now) for s in steps}
     for a in job.get("alloc_nodes") or []:
         node = a["node"]
         here = {step: f[node] for step, f in used.items() if node in f}
@@ -92,7 +90,7 @@ def advice(r: dict) -> list[str]:
     out = []
     tasks = [t for t in r["per_task"] if t["step"] != "batch"] or r["per_task"]  # the batch script's if alone
     busiest = max(tasks, key=lambda t: t["cores_used"] or 0.0, default=None)
-    if busiest and busiest["cores_used"] is not None and r["cores_used"] < LOW * r["cpus"]:
+    if busiest and None not in (busiest["cores_used"], r["cores_used"]) and r["cores_used"] < LOW * r["cpus"]:
         want = max(1, math.ceil(busiest["cores_used"] * MARGIN))
         if want < busiest["cpus"]:
             out.append(f"CPU: it kept {r['cores_used']:.2f} of its {r['cpus']} cores busy on average, its busiest "
@@ -134,11 +132,12 @@ def render(r: dict) -> str:
     if r["state"] == "PENDING":
         return "\n".join(lines + ["  It has not run yet: nothing to report."]) + "\n"
     if r["cores_used"] is not None:
-        lines.append(f"  CPU cores used: {r['cores_used']:.2f} of {r['cpus']}{_share(_ratio(r['cores_used'], r['cpus']))}")
+        share = _share(_ratio(r["cores_used"], r["cpus"]))
+        lines.append(f"  CPU cores used: {r['cores_used']:.2f} of {r['cpus']}{share}")
     lines += ["", "Per node                        CPU cores used/allocated      memory peak/requested"]
     for n in r["per_node"]:
-        cores = "-" if n["cores_used"] is None else f"{n['cores_used']:.2f} of {n['cpus']}"
-        cores += _share(_ratio(n["cores_used"] or 0, n["cpus"]))
+        cores = "-" if n["cores_used"] is None else (f"{n['cores_used']:.2f} of {n['cpus']}"
+                                                     + _share(_ratio(n["cores_used"], n["cpus"])))
         mem = kib_text(n["rss"]) + (f" of {kib_text(n['mem_req'])}{_share(n['mem_used'])}" if n["mem_req"]
                                     else " (no memory requested)")
         lines.append(f"  {n['node']:<29} {cores:<29} {mem}")
@@ -156,8 +155,8 @@ def render(r: dict) -> str:
         lines += ["", "Per task           on node      CPU cores used/allocated      memory peak"]
         for t in r["per_task"]:
             where = f"{r['job_id']}.{t['step']} task {t['task']}"
-            cores = "-" if t["cores_used"] is None else f"{t['cores_used']:.2f} of {t['cpus']:g}"
-            cores += _share(_ratio(t["cores_used"] or 0, t["cpus"]))
+            cores = "-" if t["cores_used"] is None else (f"{t['cores_used']:.2f} of {t['cpus']:g}"
+                                                         + _share(_ratio(t["cores_used"], t["cpus"])))
             lines.append(f"  {where:<16} {t['node']:<12} {cores:<29} {kib_text(t['rss'])}")
     if r["state"] == "RUNNING":
         lines += ["", "It is still running: these are the figures so far."]
