@@ -50,6 +50,8 @@ CATALOGUE: dict[str, dict[int, tuple[str, str | None]]] = {
         2: ('my_jobs = "3,5,6,2,8,4,3"', None),
         3: ('def best_order(nodes, jobs, want):\n    return "largest"',
             'def best_order(nodes, jobs, want):\n    return "submit" if nodes == "4,4" else "largest"'),
+        # the GPUs on one node (waits); the public case's nodes named instead of the GPUs counted
+        4: ('now_options = "--gres=gpu:4"', 'now_options = "-w gpu[01-02] --ntasks-per-node=2 --gres=gpu:2"'),
     },
     "04-srun-env": {
         1: ('def to_torch(env):\n    return {"RANK": int(env["SLURM_LOCALID"]), "LOCAL_RANK": int(env["SLURM_LOCALID"]),\n'

@@ -25,6 +25,13 @@ LABS = Path(__file__).resolve().parents[2] / "labs"
 
 # (lab, exercise) -> [(a wrong answer, what its failure message must say)]
 WRONG = {
+    ("03-gres-packing", 4): [
+        ('now_options = "--gres=gpu:4"', "waits with reason Resources while 2 on gpu01, 2 on gpu02 GPUs are free"),
+        ('now_options = "-N2 --gres=gpu:2"', "it ran 2 tasks, not 4"),
+        ('now_options = "-n4 --gres=gpu:2"', "on gpu01 it runs 4 tasks with 2 GPUs"),
+        # right on the public case only: the nodes named, not the GPUs counted
+        ('now_options = "-w gpu[01-02] --ntasks-per-node=2 --gres=gpu:2"', "hidden check: it did not start"),
+    ],
     ("08b-scenario-1", 3): [
         # chapter 8's chain: 21 one-day links, as if every hour of a link trained
         ('def chain_options(train_days, max_time_h, startup_h):\n'
