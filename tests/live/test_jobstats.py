@@ -8,6 +8,8 @@ import json
 
 import pytest
 
+from livekit import until
+
 pytestmark = pytest.mark.live
 
 MIB = 1024  # KiB
@@ -79,3 +81,24 @@ def test_jobstats_reports_each_task_and_node_as_they_burned(live):
         if n["gpu_note"]:
             assert f"  {name} GPU {n['gpus'][0]['index']}" in text and f"not measured: {n['gpu_note']}" in text
     assert "Right-sizing" in text and "--time=" in text  # seconds of a 5-minute limit
+
+
+def test_jobstats_of_a_running_job_asks_its_nodes(live):
+    job = live.sbatch("-J", "spin", "-N2", "--ntasks-per-node=1", "-t", "5", "-o", "/dev/null", "--wrap",
+                      "srun python3 -c 'x = bytearray(30 << 20)\nwhile True: pass'")
+    live.wait(job, "RUNNING")
+
+    def burned_a_second() -> dict | None:
+        r = live.run("jobstats", "--json", str(job))
+        assert r.returncode == 0, r.stderr
+        report = json.loads(r.stdout)
+        busy = [t for t in report["per_task"] if t["step"] == "0" and t["cpu"] > 1.0]
+        return report if len(busy) == 2 else None
+
+    now = until(burned_a_second, timeout=60, what="both tasks to burn a second, as their nodes say")
+    assert now["state"] == "RUNNING" and now["advice"] == []
+    assert {t["node"] for t in now["per_task"] if t["step"] == "0"} == {n["node"] for n in now["per_node"]}
+    assert all(t["rss"] >= 30 * MIB for t in now["per_task"] if t["step"] == "0")
+    assert "It is still running: these are the figures so far." in live.run("jobstats", str(job)).stdout
+    live.run("scancel", str(job))
+    live.wait(job)
