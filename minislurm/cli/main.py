@@ -24,6 +24,7 @@ COMMANDS = {
     "sdiag": ("minislurm.cli.sdiag", "view the controller's job, scheduling and RPC statistics"),
     "sacctmgr": ("minislurm.cli.sacctmgr", "view and (operators) change users, accounts, associations"),
     "why": ("minislurm.cli.why", "why a job waits, from the scheduler's plan, with what-ifs"),
+    "dashboard": ("minislurm.cli.dashboard", "print the link to the cluster's live dashboard"),
     "sim": ("minislurm.cli.sim", "replay a workload trace in the simulator"),
     "demo": ("minislurm.cli.demo", "the guided tour (README's main command)"),
     "grade": ("minislurm.cli.grade", "otter-grader for the labs: student versions, grades.csv"),

@@ -16,7 +16,7 @@ from minislurm.common.auth import DEFAULT_LIFESPAN
 from minislurm.core import errors
 from minislurm.core.errors import SlurmError
 from minislurm.core.views import partition_view
-from minislurm.ctld import accounting, actions, health, metrics, reservations
+from minislurm.ctld import accounting, actions, dashboard, health, metrics, reservations
 from minislurm.ctld.api_jobs import (cancel, complete_allocation, complete_step, create_step, get_job, hold,
                                       job_alive, job_usage, list_jobs, release, requeue, submit, update_job,
                                       wait_job, why_job)
@@ -173,6 +173,11 @@ async def metrics_page(request: web.Request) -> web.Response:
     return web.Response(text=text, headers={"Content-Type": kind})
 
 
+async def dashboard_view(request: web.Request) -> web.Response:
+    """What the class dashboard shows (minislurm.ctld.dashboard), one view shared by its viewers."""
+    return web.Response(body=request.app[dashboard.SHARED].get(_ctl(request)), content_type="application/json")
+
+
 # -- agents ------------------------------------------------------------------------------------
 async def agent_register(request: web.Request) -> web.Response:
     body = request[BODY]
@@ -205,6 +210,7 @@ async def openapi(request: web.Request) -> web.Response:
 def make_app(ctl: Controller) -> web.Application:
     app = web.Application(middlewares=[guard], client_max_size=MAX_BODY)
     app[CTL] = ctl
+    app[dashboard.SHARED] = dashboard.Shared()
     r = app.router
     routes = [
         ("GET", "/ping", ping), ("GET", "/openapi.json", openapi), ("GET", "/config", config),
@@ -223,7 +229,7 @@ def make_app(ctl: Controller) -> web.Application:
         ("GET", "/associations", list_associations), ("POST", "/associations", change_associations),
         ("GET", "/reservations", list_reservations), ("POST", "/reservations", create_reservation),
         ("POST", "/reservations/{name}", update_reservation), ("DELETE", "/reservations/{name}", delete_reservation),
-        ("GET", "/diag", diag), ("POST", "/diag/reset", diag_reset),
+        ("GET", "/diag", diag), ("POST", "/diag/reset", diag_reset), ("GET", "/dashboard/view", dashboard_view),
         ("POST", "/agents/register", agent_register), ("POST", "/agents/job-ended", agent_job_ended),
     ]
     for method, path, handler in routes:
@@ -232,4 +238,8 @@ def make_app(ctl: Controller) -> web.Application:
         r.add_route(method, PREFIX + path, handler)
     for path in METRICS:  # where Prometheus scrapes slurmctld: not under the API's prefix
         r.add_route("GET", path, metrics_page)
+    for path in dashboard.PAGES:  # the dashboard's page and files (their data: /dashboard/view above)
+        if ("GET", path) in ROUTES:  # the edge tells routes apart by their path below /api/v1
+            raise RuntimeError(f"{path} is the dashboard's and an API route's")
+        r.add_route("GET", path, dashboard.page)
     return app

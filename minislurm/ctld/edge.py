@@ -1,9 +1,9 @@
 """The API's edge: every request is authenticated, checked against its route's schema, and
 answered as JSON whatever happens behind it.
 
-Only ``GET /api/v1/ping`` and ``GET /api/v1/openapi.json`` are open (the exact routes, not any
-path that ends the same way); a node credential is good for the agents' routes only, a user
-token for everything else (the controller's own token, the one agents obey, for nothing here).  Path, query and body are then checked (:mod:`minislurm.ctld.validate`)
+Only ``GET /api/v1/ping``, ``GET /api/v1/openapi.json``, the metrics and the dashboard's page
+files are open (the exact routes, not any path that ends the same way); a node credential is
+good for the agents' routes only, a user token for everything else (the controller's own token, the one agents obey, for nothing here).  Path, query and body are then checked (:mod:`minislurm.ctld.validate`)
 before a handler runs, so a handler only sees typed, bounded values.
 
 A :class:`SlurmError` (Slurm's refusal, or a schema violation) is a 4xx with Slurm's text.  Any
@@ -25,14 +25,16 @@ from minislurm.core import errors
 from minislurm.core.errors import SlurmError
 from minislurm.ctld import stats, validate
 from minislurm.ctld.controller import Controller
+from minislurm.ctld.dashboard import PAGES
 from minislurm.ctld.metrics import ENDPOINTS
 from minislurm.ctld.schema import MAX_BODY, ROUTES
 
 log = logging.getLogger("minislurm.ctld")
 PREFIX = "/api/v1"
 METRICS = ("/metrics", *(f"/metrics/{e}" for e in ENDPOINTS))
-# No token: the service's description, and the metrics (counts only, as Slurm serves them)
-PUBLIC = {("GET", "/ping"), ("GET", "/openapi.json"), *(("GET", path) for path in METRICS)}
+# No token: the service's description, the metrics (counts only, as Slurm serves them) and the
+# dashboard's page (static files: what it shows comes from GET /api/v1/dashboard/view, with a token)
+PUBLIC = {("GET", "/ping"), ("GET", "/openapi.json"), *(("GET", path) for path in (*METRICS, *PAGES))}
 AUTH_INVALID = "Invalid authentication credential"
 CTL = web.AppKey("ctl", Controller)
 USER = web.RequestKey("user", str)  # who the token names: a user, or a node on agent routes
@@ -57,7 +59,7 @@ def _route(request: web.Request) -> tuple[str, str] | None:
     """(method, path below /api/v1) of the route the request matched; None for no route."""
     resource = request.match_info.route.resource
     path = resource.canonical if resource is not None else ""
-    if path in METRICS:  # Prometheus' endpoints, on the controller's port as on slurmctld's
+    if path in METRICS or path in PAGES:  # Prometheus' endpoints and the dashboard: not under /api/v1
         return (request.method, path)
     return (request.method, path[len(PREFIX):]) if path.startswith(PREFIX + "/") else None
 

@@ -243,6 +243,7 @@ ROUTES: dict[tuple[str, str], dict] = {
     ("POST", "/reservations/{name}"): {"body": _object(_RESV_FIELDS)},
     ("DELETE", "/reservations/{name}"): {},
     ("GET", "/diag"): {}, ("POST", "/diag/reset"): {"body": NONE}, ("GET", "/jobs/{job_id}/why"): {},
+    ("GET", "/dashboard/view"): {},
     ("POST", "/agents/register"): {"body": _object({
         "name": NODE_NAME, "addr": _text(300, pattern="^[A-Za-z0-9._:\\[\\]-]+:[0-9]{1,5}$", why="host:port"),
         "heartbeat": _text(300, null=True, pattern="^[A-Za-z0-9._:\\[\\]-]+:[0-9]{1,5}$", why="host:port"),
