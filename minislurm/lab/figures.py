@@ -231,7 +231,7 @@ def checkpoint_tradeoff(points, cost_s: float, *, chosen_s: float | None = None,
     return fig
 
 
-def goodput_curve(runs, job_mtbf_s: float, restart_s: float, *, title: str = "") -> LabFigure:
+def goodput_curve(runs, job_mtbf_s: float, *, title: str = "") -> LabFigure:
     """The simulator's goodput of one long run against its checkpoint interval (points), the
     first-order model's (line), Young's interval and the simulator's best."""
     import numpy as np
@@ -239,14 +239,14 @@ def goodput_curve(runs, job_mtbf_s: float, restart_s: float, *, title: str = "")
     from minislurm.lab.goodput import goodput_model
     from minislurm.lab.replays import young_daly
 
-    cost = runs[0].cost_s
+    cost, restart = runs[0].cost_s, runs[0].restart_s
     x = np.array([r.interval_s for r in runs]) / 60.0
     fine = np.geomspace(x.min(), x.max(), 200)
     best = max(runs, key=lambda r: r.goodput)
     young = young_daly(cost, job_mtbf_s) / 60.0
     fig = new_figure(8.0, 3.6)
     ax = fig.subplots()
-    ax.plot(fine, [100 * goodput_model(t * 60, cost, job_mtbf_s, restart_s) for t in fine], "-", color="grey",
+    ax.plot(fine, [100 * goodput_model(t * 60, cost, job_mtbf_s, restart) for t in fine], "-", color="grey",
             label="first-order model", gid="model")
     ax.plot(x, [100 * r.goodput for r in runs], "o", color=PALETTE[0], label="simulated", gid="simulated")
     ax.plot([best.interval_s / 60], [100 * best.goodput], "*", ms=14, color=PALETTE[3],

@@ -81,12 +81,6 @@ def llama3_failures(*, shape: float = 1.0, lemon_fraction: float = 0.0, lemon_fa
                         lemon_factor=lemon_factor)
 
 
-def restart_s(config: ClusterConfig) -> float:
-    """What each failure costs a requeued run besides its lost work: Slurm notices the dead node
-    after SlurmdTimeout, and the job may start again after the requeue delay (plus a second)."""
-    return config.slurmd_timeout + config.sched.requeue_delay + 1
-
-
 @dataclass(frozen=True)
 class FrontierRun:
     interval_s: float
@@ -94,6 +88,9 @@ class FrontierRun:
     work_s: float  # the run's useful work: how long it would take with no failures and no checkpoints
     elapsed_s: float  # from submission to its end, failures, restarts and checkpoints included
     interruptions: int  # runs of it ended by a node failure
+    # what each failure costs besides the lost work: Slurm notices the dead node after
+    # SlurmdTimeout, and the requeued job may start again after the requeue delay (and a second)
+    restart_s: float
 
     @property
     def goodput(self) -> float:
@@ -120,7 +117,9 @@ def frontier_run(interval_s: float, cost_s: float, *, failures: FailureModel | N
     records = sim.run()
     if not records:
         raise ValueError(f"the run cannot start: {sim.rejected[0][1]}")
-    return FrontierRun(interval_s, cost_s, work, records[0].end - records[0].submit, records[0].restarts)
+    cfg = sim.state.config
+    return FrontierRun(interval_s, cost_s, work, records[0].end - records[0].submit, records[0].restarts,
+                       cfg.slurmd_timeout + cfg.sched.requeue_delay + 1)
 
 
 def goodput_sweep(intervals: Iterable[float], cost_s: float, **run) -> list[FrontierRun]:

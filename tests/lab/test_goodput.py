@@ -7,9 +7,11 @@ import numpy as np
 import pytest
 
 from minislurm.lab.figures import goodput_curve
-from minislurm.lab.goodput import (BLOOM, DAY, HOUR, LLAMA3, OPT, cluster, frontier_run, goodput_model,
-                                   goodput_sweep, llama3_failures, restart_s)
+from minislurm.lab.goodput import (BLOOM, DAY, HOUR, LLAMA3, OPT, frontier_run, goodput_model, goodput_sweep,
+                                   llama3_failures)
 from minislurm.lab.replays import young_daly
+
+RESTART = 300 + 120 + 1  # SlurmdTimeout, requeue delay and a second: Slurm's defaults
 
 
 def test_published_rates_per_job_node_and_gpu() -> None:
@@ -39,7 +41,8 @@ def test_the_scenario_fails_as_often_as_llama_3() -> None:
     per_day = run.interruptions / (run.elapsed_s / DAY)
     assert per_day == pytest.approx(419 / 54 * 2000 / 2048, rel=0.2)
     # each interruption cost a restart and lost work; checkpoints cost 60 s per 20 min
-    assert run.goodput < 1200 / 1260 * (1 - run.interruptions * restart_s(cluster(2, 8)) / run.elapsed_s)
+    assert run.restart_s == RESTART
+    assert run.goodput < 1200 / 1260 * (1 - run.interruptions * RESTART / run.elapsed_s)
 
 
 JOB_MTBF = LLAMA3.node_mtbf_h * HOUR / 2000
@@ -61,7 +64,7 @@ def test_simulated_goodput_peaks_near_young_and_follows_the_model() -> None:
     assert young / 2 <= best.interval_s <= young * 2
     assert runs[0].goodput < best.goodput > runs[-1].goodput  # too often and too rarely both cost
     for r in runs[:-1]:  # the model is first-order: good while the interval is short against the MTBF
-        assert r.goodput == pytest.approx(goodput_model(r.interval_s, 60, job_mtbf, restart_s(cluster(2, 8))), abs=0.015)
+        assert r.goodput == pytest.approx(goodput_model(r.interval_s, 60, job_mtbf, RESTART), abs=0.015)
 
 
 def test_goodput_model_is_maximal_at_young() -> None:
@@ -79,7 +82,7 @@ def test_a_run_too_big_for_the_cluster_is_refused() -> None:
 
 def test_the_figure_shows_simulation_model_young_and_best() -> None:
     runs = sweep()
-    fig = goodput_curve(runs, JOB_MTBF, restart_s(cluster(2, 8)))
+    fig = goodput_curve(runs, JOB_MTBF)
     lines = {line.get_gid(): line for line in fig.axes[0].lines}
     assert list(lines["simulated"].get_ydata()) == pytest.approx([100 * r.goodput for r in runs])
     best = max(runs, key=lambda r: r.goodput)
@@ -87,5 +90,5 @@ def test_the_figure_shows_simulation_model_young_and_best() -> None:
     assert lines["young"].get_xdata()[0] == pytest.approx(young_daly(60, JOB_MTBF) / 60)
     model = lines["model"]
     assert max(model.get_ydata()) == pytest.approx(100 * goodput_model(young_daly(60, JOB_MTBF), 60, JOB_MTBF,
-                                                                       restart_s(cluster(2, 8))), abs=0.2)
+                                                                       RESTART), abs=0.2)
     assert fig.png().startswith(b"\x89PNG")
