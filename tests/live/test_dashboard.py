@@ -188,6 +188,11 @@ def account_shares(live) -> dict[str, float]:
             if not u and a.strip() != "root"}
 
 
+def node(seen: dict, name: str) -> dict:
+    """A node's block in the grid (none drawn yet: no state, no GPUs)."""
+    return seen["nodes"].get(name, {"state": None, "gpus": []})
+
+
 def grid_matches(seen: dict, states: dict, owners: dict) -> bool:
     """The grid's node states are sinfo's, and each GPU square names the job holding it."""
     return ({n: v["state"] for n, v in seen["nodes"].items()} == states
@@ -250,11 +255,11 @@ def test_the_page_shows_what_the_commands_say(live, page):
 
 def test_a_drained_node_shows_within_two_seconds(live, page):
     live.reset()
-    page.shows(lambda s: s["nodes"].get("gpu03", {}).get("state") == "idle", what="gpu03 idle")
+    page.shows(lambda s: node(s, "gpu03")["state"] == "idle", what="gpu03 idle")
     r = live.run("scontrol", "update", "NodeName=gpu03", "State=DRAIN", "Reason=cooling fan")
     assert r.returncode == 0, r.stderr
     drained = time.monotonic()
-    seen = page.shows(lambda s: s["nodes"]["gpu03"]["state"] == "drain", 2.0, "gpu03 drained within 2 s")
+    seen = page.shows(lambda s: node(s, "gpu03")["state"] == "drain", 2.0, "gpu03 drained within 2 s")
     took = time.monotonic() - drained
     assert sinfo(live)["gpu03"] == "drain"
     assert {g[0] for g in seen["nodes"]["gpu03"]["gpus"]} == {"drained"}
@@ -263,7 +268,7 @@ def test_a_drained_node_shows_within_two_seconds(live, page):
     assert live.run("sinfo", "-R", "-h", "-o", "%E|%N").stdout == "cooling fan|gpu03\n"  # what the event says
     page.shot("drained")
     live.run("scontrol", "update", "NodeName=gpu03", "State=RESUME")
-    page.shows(lambda s: s["nodes"]["gpu03"]["state"] == "idle", 2.0, "gpu03 back within 2 s")
+    page.shows(lambda s: node(s, "gpu03")["state"] == "idle", 2.0, "gpu03 back within 2 s")
     print(f"a drained node showed on the page {took:.2f} s after scontrol returned")
 
 
@@ -272,10 +277,10 @@ def test_a_crashed_node_shows_down_and_its_job_requeued(live, page):
     job = live.sbatch("-J", "resumable", "-N1", "-w", "gpu02", "--gres=gpu:4", "-t", "20", "-o", "/dev/null",
                       "--wrap", "sleep 300")
     live.wait(job, "RUNNING")
-    page.shows(lambda s: [g[1] for g in s["nodes"]["gpu02"]["gpus"]] == [str(job)] * 4, what="the job on gpu02")
+    page.shows(lambda s: [g[1] for g in node(s, "gpu02")["gpus"]] == [str(job)] * 4, what="the job on gpu02")
     live.c.kill_node("gpu02")
     until(lambda: sinfo(live)["gpu02"] == "down*", 15, "gpu02 DOWN")
-    seen = page.shows(lambda s: s["nodes"]["gpu02"]["state"] == "down*" and any(
+    seen = page.shows(lambda s: node(s, "gpu02")["state"] == "down*" and any(
         e["kind"] == "job" and e["state"] == "NODE_FAIL" and f"job {job} " in e["text"] for e in s["events"]),
         what="gpu02 down* and the lost run among the events")
     assert {g[0] for g in seen["nodes"]["gpu02"]["gpus"]} == {"down"}
