@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 
-from minislurm.cli.stepinput import NOTHING, Forwarder, Input, input_nodes, raw_mode, restore
+from minislurm.cli.stepinput import NOTHING, Forwarder, Input, credential_of, input_nodes, raw_mode, restore
 from minislurm.client import Client, ClientError, controller_address
 from minislurm.core.layout import tree_spans
 
@@ -38,16 +38,22 @@ class Relay:
         """``out``/``err``: where each stream goes (srun's own by default; a file of ``srun -o``);
         ``only``: the one task whose stdout, stderr is shown (``srun -o N``), None for all."""
         self.targets = {"o": out or sys.stdout, "e": err or sys.stderr}
+        self.routes: dict[int, dict] = {}  # a task whose streams go elsewhere (a heterogeneous step's group)
         self.only = dict(zip("oe", only))
         self.label = label
         self.whole_lines = whole_lines or label
         self.partial: dict[tuple[int, str], str] = {}
         self.events: queue.Queue = queue.Queue()
 
+    def route(self, tasks, out=None, err=None) -> None:
+        """Send these tasks' streams to ``out``/``err`` (srun's own when None)."""
+        for task in tasks:
+            self.routes[task] = {"o": out or sys.stdout, "e": err or sys.stderr}
+
     def write(self, task: int, kind: str, text: str) -> None:
         if self.only[kind] is not None and task != self.only[kind]:
             return
-        out = self.targets[kind]
+        out = self.routes.get(task, self.targets)[kind]
         if self.whole_lines:
             *lines, text = (self.partial.pop((task, kind), "") + text).split("\n")
             if text:
@@ -62,7 +68,7 @@ class Relay:
         for kind in "oe":
             rest = self.partial.pop((task, kind), "")
             if rest:
-                out = self.targets[kind]
+                out = self.routes.get(task, self.targets)[kind]
                 out.write(f"{task}: {rest}\n" if self.label else rest)
                 out.flush()
 
@@ -135,7 +141,7 @@ def _signal_nodes(step: dict, signum: int) -> None:
         host, port = addr.rsplit(":", 1)
         try:
             conn = http.client.HTTPConnection(host, int(port), timeout=5)
-            conn.request("POST", "/steps/signal", body=json.dumps({"credential": step["credential"],
+            conn.request("POST", "/steps/signal", body=json.dumps({"credential": credential_of(step, node),
                                                                    "signal": int(signum)}).encode())
             conn.getresponse().read()
         except (OSError, http.client.HTTPException):
@@ -204,7 +210,8 @@ def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool, u
              gpus_per_task: int | None, quit_on_intr: bool = False, usage: dict | None = None,
              stdin: Input = NOTHING, pty: tuple[int, int] | None = None, streams: dict | None = None,
              files: dict | None = None, task_scripts: dict | None = None, verbose: bool = False,
-             own_allocation: bool = False) -> int:
+             own_allocation: bool = False, parts: list[tuple[dict, dict]] | None = None,
+             routes: dict[tuple[int, ...], dict] | None = None) -> int:
     """Start the step's tasks on all its nodes and relay until they end; returns srun's exit code.
     ``usage`` gets what the tasks used, as the nodes report it: CPU added up, the largest memory,
     and each node's own figures (per task, and its GPUs') under ``nodes``.
@@ -214,16 +221,23 @@ def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool, u
     (``output_file``, ``error_file``, ``input_file``: see :mod:`minislurm.slurmd.tasks`);
     ``task_scripts`` the programs each task runs before and after (``task_prolog``, ``task_epilog``);
     ``verbose`` (srun -v) says when each node's tasks start and every group of exits;
-    ``own_allocation``: srun made the job for this step, and says when the step was cancelled."""
+    ``own_allocation``: srun made the job for this step, and says when the step was cancelled;
+    ``parts``: a heterogeneous step's components, each (its part of the step, what its launch
+    says differently: its command, environment, files), launched with its own credential,
+    and ``routes`` where each part's tasks' streams go."""
     relay = Relay(label, whole_lines=not unbuffered and pty is None, **(streams or {}))
+    for tasks, where in (routes or {}).items():
+        relay.route(tasks, where.get("out"), where.get("err"))
     # Who runs it, which tasks and which GPUs: the agents take these from the credential alone.
     body = {"credential": step["credential"], "job": step["job"], "argv": argv, "environment": env, "cwd": cwd,
             "gpus_per_task": gpus_per_task, "launcher": [own_address(), 0], "input": stdin.takes,
             "pty": pty is not None, "winsize": list(pty or ()), **(files or {}), **(task_scripts or {})}
     body["tree_width"] = step.get("tree_width", 50)
-    for span in tree_spans(step["nodes"], body["tree_width"]):
-        threading.Thread(target=_launch_span, args=(span, step["addrs"][span[0]], body, relay.events),
-                         daemon=True).start()
+    for part, own in parts or [(step, {})]:
+        part_body = {**body, "credential": part["credential"], "job": part["job"], **own}
+        for span in tree_spans(part["nodes"], body["tree_width"]):
+            threading.Thread(target=_launch_span, args=(span, part["addrs"][span[0]], part_body, relay.events),
+                             daemon=True).start()
     forwarder = None if stdin.fd is None else Forwarder(step, stdin, input_nodes(step, stdin.takes, pty is not None))
     interrupts = Interrupts(step, quit_on_intr)
     # Handlers only queue the signal: the loop below acts on it, never mid-write.

@@ -21,7 +21,8 @@ from minislurm.core.timefmt import parse_begin
 def _selected(selectors: list, record: dict) -> bool:
     """``-j 12_3``: the record's display id (``12_3``) names its array and task."""
     array, _, task = (record.get("display_id") or "").partition("_")
-    return selected(selectors, record["job_id"], int(array) if task else None, int(task) if task else None)
+    return selected(selectors, record["job_id"], int(array) if task else None, int(task) if task else None,
+                    record.get("het_job_id"))
 
 
 def _stamp(when: float) -> str:

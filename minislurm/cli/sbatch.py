@@ -12,7 +12,7 @@ from minislurm.cli.jobhelp import early_answer
 from minislurm.client import Client, ClientError, conf_path, umask_text
 from minislurm.core import errors, rlimits
 from minislurm.core.cluster import MAX_SCRIPT_SIZE
-from minislurm.core.directives import build_spec, default_job_name, wrap_script
+from minislurm.core.directives import build_spec, component_specs, default_job_name, wrap_script
 from minislurm.core.hostlist import compress
 from minislurm.core.options import exported, refuse_hetjob, split_options
 from minislurm.core.optvalues import OptionError
@@ -81,6 +81,7 @@ def main(argv: list[str]) -> int:
         wrap = any(o.key == "wrap" for o, _ in pairs)
         script, path = (None, None) if wrap else _read_script(rest)
         spec, rest = build_spec(script, os.environ, argv, now=now, path=path or "(stdin)")
+        components = component_specs(script, path or "(stdin)", now=now)
     except OptionError as exc:
         print(exc.text, file=sys.stderr)
         return exc.exit_code
@@ -96,8 +97,11 @@ def main(argv: list[str]) -> int:
     client = Client()
     if spec.test_only:
         return _test_only(client, request_for(spec, script, rest, path))
+    request = request_for(spec, script, rest, path)
+    if components:  # a heterogeneous job: the components after the first, each its own job
+        request["components"] = [spec_to_dict(_named(c, spec.job_name)) for c in components]
     try:
-        reply = client.call("POST", "/jobs", request_for(spec, script, rest, path))
+        reply = client.call("POST", "/jobs", request)
     except ClientError as exc:
         print(f"sbatch: error: Batch job submission failed: {exc}", file=sys.stderr)
         return 1
@@ -110,6 +114,12 @@ def main(argv: list[str]) -> int:
     if spec.wait:
         return _wait_array(client, job_id) if spec.array is not None else _wait(client, [job_id])
     return 0
+
+
+def _named(component, name: str):
+    if component.job_name is None:
+        component.job_name = name
+    return component
 
 
 def _test_only(client: Client, request: dict) -> int:

@@ -16,7 +16,7 @@ import sys
 from minislurm.cli.helptext import LAYOUTS
 from minislurm.cli.main import ArgumentParser
 from minislurm.client import Client, ClientError, outlive_own_stop
-from minislurm.core.errors import ALREADY_DONE, INVALID_JOB_ID
+from minislurm.core.errors import ALREADY_DONE, INVALID_JOB_ID, NOT_WHOLE_HET_JOB, NOT_WHOLE_HET_JOB_ERRNO
 from minislurm.core.jobids import job_targets
 
 
@@ -105,5 +105,5 @@ def main(argv: list[str]) -> int:
             quiet = plain and str(exc) in (INVALID_JOB_ID, ALREADY_DONE)
             if args.verbose or not quiet:
                 print(f"scancel: error: Kill job error on job id {text}: {exc}", file=sys.stderr)
-            status = status if quiet else 1
+            status = status if quiet else NOT_WHOLE_HET_JOB_ERRNO & 0xFF if str(exc) == NOT_WHOLE_HET_JOB else 1
     return status

@@ -85,7 +85,7 @@ def _steps(args) -> int:
         jobs = client.call("GET", "/jobs", query={"user": _me() if args.me else args.user, "partition": args.partition,
                                                   "ids": base_ids(selectors) if selectors else None})["jobs"]
         if selectors:
-            jobs = [j for j in jobs if selected(selectors, j["job_id"], j["array_job_id"], j["array_task_id"])]
+            jobs = [j for j in jobs if selected(selectors, j["job_id"], j["array_job_id"], j["array_task_id"], j.get("het_job_id"))]
         running, steps = running_steps(client, jobs)
     except ClientError as exc:
         print(f"slurm_get_job_steps error: {exc}", file=sys.stderr)
@@ -135,7 +135,7 @@ def main(argv: list[str]) -> int:
             return 1
         found = reply["jobs"] if "jobs" in reply else _views(reply)
         jobs = [j for j in found if (states is None or j["state"] in states) and (not selectors or selected(
-            selectors, j["job_id"], j["array_job_id"], j["array_task_id"])) and (not names or j["name"] in names)]
+            selectors, j["job_id"], j["array_job_id"], j["array_task_id"], j.get("het_job_id"))) and (not names or j["name"] in names)]
         if args.jobs and not jobs and not found:
             print("slurm_load_jobs error: Invalid job id specified", file=sys.stderr)
             return 1

@@ -28,8 +28,7 @@ from minislurm.cli.launch import run_step
 from minislurm.cli.stepinput import input_source, pty_refused, window_size
 from minislurm.client import Client, ClientError, umask_text
 from minislurm.core import rlimits
-from minislurm.core.options import (combine, env_options, env_pairs, exported, parse_options,
-                                       refuse_hetjob, split_options)
+from minislurm.core.options import combine, env_options, env_pairs, exported, parse_options, split_options
 from minislurm.core.optvalues import OptionError
 from minislurm.core.patterns import expand_pattern, step_io
 
@@ -41,7 +40,9 @@ def main(argv: list[str]) -> int:
     try:
         pairs, _ = split_options(argv, prog="srun")
         cli, rest = parse_options(argv, prog="srun", now=now)
-        refuse_hetjob("srun", rest, het_group="het-group" in cli.extra)
+        if ":" in rest or "het-group" in cli.extra:  # a step over a heterogeneous job's components
+            from minislurm.cli import srun_het
+            return srun_het.main(argv)
         env_spec = env_options(os.environ, prog="srun", now=now)
         spec = combine(None, env_spec, cli, prog="srun")
     except OptionError as exc:

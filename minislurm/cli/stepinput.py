@@ -139,7 +139,7 @@ class Forwarder:
         chunks = self.queues[node]
         while True:
             data = chunks.get()
-            body = {"credential": self.step["credential"], "data": base64.b64encode(data).decode(), "eof": not data}
+            body = {"credential": credential_of(self.step, node), "data": base64.b64encode(data).decode(), "eof": not data}
             try:
                 conn.request("POST", "/steps/input", body=json.dumps(body).encode(),
                              headers={"Content-Type": "application/json"})
@@ -154,6 +154,11 @@ class Forwarder:
                     pass
                 break
         conn.close()
+
+
+def credential_of(step: dict, node: str) -> str:
+    """The credential of the step's part on ``node`` (a heterogeneous step has one per component)."""
+    return step.get("credentials", {}).get(node, step["credential"])
 
 
 def input_nodes(step: dict, takes: str | int, pty: bool) -> list[str]:

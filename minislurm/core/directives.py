@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from minislurm.core import errors
 from minislurm.core.options import OptionError, apply_options, combine, env_options, refuse_hetjob, split_options
 from minislurm.core.spec import JobSpec
 
@@ -70,16 +69,17 @@ def _line_words(text: str, path: str, lineno: int) -> list[str]:
         pos += k
 
 
-def scan_directives(script: str, path: str = "<script>", *, warnings: list[str] | None = None) -> list[str]:
-    """The option words of a script's ``#SBATCH`` lines, in order.
+def scan_components(script: str, path: str = "<script>", *,
+                    warnings: list[str] | None = None) -> list[list[str]]:
+    """The option words of a script's ``#SBATCH`` lines, in order, one list per component of
+    a heterogeneous job: a directive line whose first word is ``hetjob`` (or the old
+    ``packjob``) starts the next component.
 
     Only lines starting exactly with ``#SBATCH`` (or the legacy ``#SLURM``, which adds a warning
     to ``warnings``) count; ``#!``, other comments and blank lines are skipped; the first other
-    line ends the scan.  A directive line mentioning ``hetjob`` starts the next component of a
-    heterogeneous job, which minislurm does not support: the script is refused (OptionError),
-    never run with its first component alone.
+    line ends the scan.
     """
-    words: list[str] = []
+    parts: list[list[str]] = [[]]
     warned = False
     for lineno, line in enumerate(script.split("\n"), start=1):
         if line.startswith(MAGIC):
@@ -94,10 +94,17 @@ def scan_directives(script: str, path: str = "<script>", *, warnings: list[str] 
             if stripped and not stripped.startswith("#"):
                 break
             continue
-        if "hetjob" in line.lower() or "packjob" in line.lower():
-            raise _error(errors.HETJOB_UNSUPPORTED)
-        words.extend(_line_words(rest, path, lineno))
-    return words
+        words = _line_words(rest, path, lineno)
+        if words[:1] and words[0].lower() in ("hetjob", "packjob"):
+            parts.append(words[1:])
+        else:
+            parts[-1].extend(words)
+    return parts
+
+
+def scan_directives(script: str, path: str = "<script>", *, warnings: list[str] | None = None) -> list[str]:
+    """The option words of the first component (all of them, for a script of one job)."""
+    return scan_components(script, path, warnings=warnings)[0]
 
 
 def check_script(script: str) -> None:
@@ -142,6 +149,21 @@ def directive_spec(script: str, path: str = "<script>", *, now: float,
     for name in _EARLY:
         spec.extra.pop(name, None)
     return spec
+
+
+def component_specs(script: str | None, path: str = "<script>", *, now: float) -> list[JobSpec]:
+    """The second and later components of a heterogeneous job, from their directives alone
+    (the environment and the command line set the first's).  A component without a job name
+    takes the first's, as sbatch does."""
+    if script is None:
+        return []
+    specs = []
+    for words in scan_components(script, path)[1:]:
+        pairs, leftover = split_options(words, prog="sbatch")
+        if leftover:
+            raise _error(f"Invalid directive found in batch script: {leftover[0]}", code=255)
+        specs.append(combine(apply_options(pairs, prog="sbatch", now=now), JobSpec(), JobSpec(), prog="sbatch"))
+    return specs
 
 
 def build_spec(script: str | None, environ: Mapping[str, str], argv_words: list[str], *,

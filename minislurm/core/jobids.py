@@ -31,10 +31,11 @@ def base_ids(selectors: list[tuple[str, int | None]]) -> str:
 
 
 def selected(selectors: list[tuple[str, int | None]], job_id: int, array_job_id: int | None,
-             array_task_id: int | None) -> bool:
-    """Whether a job (or an array task) is one the selectors name."""
+             array_task_id: int | None, het_job_id: int | None = None) -> bool:
+    """Whether a job (or an array task) is one the selectors name; a heterogeneous job's
+    leader id names every component."""
     for base, task in selectors:
-        if task is None and base in (str(job_id), str(array_job_id)):
+        if task is None and base in (str(job_id), str(array_job_id), str(het_job_id)):
             return True
         if task is not None and base == str(array_job_id) and task == array_task_id:
             return True

@@ -123,6 +123,16 @@ class ClusterState:
             del journal[:half]
             self.journal_start += half
 
+    def het_components(self, job: Job) -> list[Job]:
+        """Every component of ``job``'s heterogeneous job, the leader first ([job] for any
+        other job): their ids follow the leader's."""
+        if job.het_job_id is None:
+            return [job]
+        out: list[Job] = []
+        while (c := self.jobs.get(job.het_job_id + len(out))) is not None and c.het_job_id == job.het_job_id:
+            out.append(c)
+        return out
+
     def used_job_ids(self, last: int) -> None:
         """Ids up to ``last`` are taken (by the jobs of a submission, or a refused one that
         keeps its id: :func:`minislurm.sched.submit.build_jobs`)."""

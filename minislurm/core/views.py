@@ -21,7 +21,9 @@ class JobView(TypedDict, total=False):
     job_id: int
     array_job_id: int | None
     array_task_id: int | None
-    display_id: str  # "12" or "10_3"
+    display_id: str  # "12", "10_3", or "14+1" for a heterogeneous job's component
+    het_job_id: int | None  # the leader's id, for a heterogeneous job's components
+    het_job_offset: int | None
     name: str
     user: str
     account: str
@@ -105,6 +107,14 @@ def gres_text(gpus: int, gpu_type: str | None) -> str:
     return f"gpu:{gpu_type}:{gpus}" if gpu_type else f"gpu:{gpus}"
 
 
+def _het_job_id_set(job: Job, state: ClusterState) -> str | None:
+    """``6-7``: the ids of a heterogeneous job's components (scontrol's HetJobIdSet)."""
+    if job.het_job_id is None:
+        return None
+    ids = [c.job_id for c in state.het_components(job)]
+    return f"{ids[0]}-{ids[-1]}" if len(ids) > 1 else str(ids[0])
+
+
 def _node_names(job: Job, state: ClusterState) -> list[str]:
     return [state.nodes.names[n] for n in job.alloc.nodes] if job.alloc else []
 
@@ -117,6 +127,7 @@ JOB_ATTRS = {
     "submit_time": "submit_time", "start_time": "start_time", "end_time": "end_time", "num_nodes": "num_nodes",
     "num_tasks": "ntasks", "mem_per_node": "shape.mem", "restart_count": "restart_count", "requeue": "requeue",
     "exclusive": "exclusive", "hold": "hold", "reservation": "reservation",
+    "het_job_id": "het_job_id", "het_job_offset": "het_job_offset",
 }
 # One entry per JobView key: how to read it from a job (the single source for full views and
 # for the few keys a command asks for, ``GET /jobs?fields=...``).
@@ -137,6 +148,7 @@ JOB_FIELDS: dict[str, Callable[[Job, ClusterState], Any]] = {
     "batch_host": lambda j, s: s.nodes.names[j.alloc.nodes[0]] if j.alloc and j.alloc.nodes else None,
     "alloc_detail": lambda j, s: _alloc_detail(j, s),
     "max_nodes": lambda j, s: _max_nodes(j),
+    "het_job_id_set": lambda j, s: _het_job_id_set(j, s),
     "mem_per_cpu": lambda j, s: _mem_per_cpu(j, s),
     "tres_per": lambda j, s: _tres_per(j),
 }

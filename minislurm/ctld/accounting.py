@@ -26,6 +26,7 @@ def _base(ctl: "Controller", job: Job) -> dict:
     alloc = job.alloc
     return {
         "job_id": job.shown_id, "display_id": job.display_id, "name": job.name, "partition": job.partition,
+        "het_job_id": job.het_job_id, "het_job_offset": job.het_job_offset,
         "account": job.account, "user": job.user, "uid": live.uid, "submit": job.submit_time,
         "eligible": max(job.submit_time, job.begin_time),
         "time_limit": None if job.time_limit == float("inf") else job.time_limit,
@@ -117,7 +118,9 @@ def query(ctl: "Controller", *, job_ids: list[int] | None = None, user: str | No
     """Records in job order.  Without ``duplicates`` only each job's latest incarnation."""
     if job_ids:
         marks = ",".join("?" * len(job_ids))
-        rows = ctl.store.acct(f"job_id IN ({marks})", tuple(job_ids))
+        # A heterogeneous job's leader id names every component, as in sacct -j.
+        rows = ctl.store.acct(f"job_id IN ({marks}) OR json_extract(data, '$.het_job_id') IN ({marks})",
+                              tuple(job_ids) * 2)
         array_ids = [j for j in job_ids if j in ctl.state.array_tasks]
         if array_ids:
             tasks = [t for a in array_ids for t in ctl.state.array_tasks[a] if t not in job_ids]
@@ -145,6 +148,7 @@ def _row_order(r: dict) -> tuple:
     """Job order (an array's tasks together, by task id, whatever ids they started with), then
     incarnation, then the job line, its batch step and its steps by number."""
     head, _, task = r["display_id"].partition("_")
+    head, _, offset = head.partition("+")  # a heterogeneous job's components, by offset
     step = r["step"] or ""
-    return (int(head), int(task) if task else -1, r["restart"], _STEP_ORDER.get(step, 0),
+    return (int(head), int(task or offset or -1), r["restart"], _STEP_ORDER.get(step, 0),
             int(step) if step.isdigit() else 0)

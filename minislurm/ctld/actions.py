@@ -21,6 +21,13 @@ if TYPE_CHECKING:
     from minislurm.ctld.controller import Controller
 
 
+def refuse_component(job: Job) -> None:
+    """A heterogeneous job is cancelled or signalled as a whole, by its leader's id (Slurm
+    22.05 refuses a pending job's later component; minislurm any)."""
+    if job.het_job_id is not None and job.het_job_offset:
+        raise SlurmError(errors.NOT_WHOLE_HET_JOB)
+
+
 def in_record(job: Job) -> bool:
     """A pending array task still in its array's record (its key is negative until it takes
     an id of its own)."""
@@ -41,6 +48,7 @@ async def cancel(ctl: "Controller", user: str, uid: int, job_id: int, signal: in
     ctl.may_modify(user, job)
     if job.state.finished:
         raise SlurmError(errors.ALREADY_DONE)
+    refuse_component(job)
     if signal is not None and target is not None:
         if job.state is not JobState.RUNNING:
             if signal in (9, 15) and target == "steps":  # plain SIGTERM/SIGKILL: cancel
@@ -54,11 +62,12 @@ async def cancel(ctl: "Controller", user: str, uid: int, job_id: int, signal: in
         await ctl.commit()
         return None
     if job.state is JobState.PENDING:
-        live.cancelled_by = uid
-        ctl.state.finish(job, JobState.CANCELLED, ctl.clock())
-        ctl.stats.ended(JobState.CANCELLED)
-        accounting.record_job(ctl, job)
-        ctl.save_job(job)
+        for c in ctl.state.het_components(job):  # a heterogeneous job's: all of them
+            ctl.live[c.job_id].cancelled_by = uid
+            ctl.state.finish(c, JobState.CANCELLED, ctl.clock())
+            ctl.stats.ended(JobState.CANCELLED)
+            accounting.record_job(ctl, c)
+            ctl.save_job(c)
         await ctl.commit(wake=(job_id,))
         return
     if live.ending and live.ending[0] == JobState.CANCELLED.name:
@@ -74,12 +83,14 @@ async def requeue(ctl: "Controller", user: str, job_id: int, hold: bool = False)
     job = ctl.job(job_id)
     ctl.may_modify(user, job)
     live = ctl.live[job_id]
-    if not live.batch:
+    if not live.batch and job.het_job_id is None:
         raise SlurmError(errors.BATCH_ONLY)
     if not job.requeue:
         raise SlurmError(errors.DISABLED)
     if job.state is JobState.PENDING:
         raise SlurmError(errors.JOB_PENDING)
+    if job.het_job_id is not None:
+        raise SlurmError(errors.HETJOB_REQUEUE_UNSUPPORTED)
     hold_kind = "user" if hold else None
     if job.state is JobState.RUNNING:
         await ctl.running.decide_stop(job, JobState.REQUEUED, hold_kind)

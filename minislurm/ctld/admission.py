@@ -36,6 +36,8 @@ async def submit(ctl: "Controller", user: str, request: dict) -> list[int]:
     if owner != user:
         ctl.check_user(owner)
     uid, gid = ctl.ids_of(owner, int(request.get("uid", 0)), int(request.get("gid", 0)))
+    if request.get("components"):
+        return await _submit_het(ctl, owner, user, request, spec, now, uid, gid)
     try:
         jobs = build_jobs(spec, ctl.state, first_id=ctl.state.next_job_id, user=owner, now=now,
                           default_name=request.get("default_name") or ("sbatch" if batch else "srun"),
@@ -47,11 +49,18 @@ async def submit(ctl: "Controller", user: str, request: dict) -> list[int]:
     ctl.state.used_job_ids(jobs[0].shown_id)  # an array takes one id; its tasks, theirs as they start
     ctl.stats.submitted += 1
     fairshare = ctl.fairshare.for_jobs(jobs[:1], now) if ctl.fairshare else None  # one user, one account
-    for job in jobs:
+    lives = [Live.from_request(request, batch, uid, gid) for _ in jobs]
+    await _queue(ctl, jobs, lives, now, fairshare)
+    return [jobs[0].shown_id]
+
+
+async def _queue(ctl: "Controller", jobs: list[Job], lives: list[Live], now: float, fairshare) -> None:
+    """Prioritise, save and account the new jobs; commit; only then queue them."""
+    for job, live in zip(jobs, lives):
         job.priority = priority.initial(job, ctl.state, now, fairshare)
         if job.hold:  # a held job says so at once, and still does after a restart
             job.reason = Reason.held(job.hold)
-        ctl.live[job.job_id] = Live.from_request(request, batch, uid, gid)
+        ctl.live[job.job_id] = live
         ctl.save_job(job)
         accounting.record_job(ctl, job)
     ctl.store.put_meta("next_job_id", ctl.state.next_job_id)
@@ -59,7 +68,38 @@ async def submit(ctl: "Controller", user: str, request: dict) -> list[int]:
     for job in jobs:
         ctl.state.add(job)
     ctl.request_pass()
-    return [jobs[0].shown_id]
+
+
+async def _submit_het(ctl: "Controller", owner: str, user: str, request: dict, first, now: float,
+                      uid: int, gid: int) -> list[int]:
+    """A heterogeneous job: one job per component, ids leader, leader+1, ..., each built as
+    any job is; all are queued or none.  Only the leader runs the batch script (on its first
+    node); the others are allocations that its steps use (``srun --het-group``)."""
+    specs = [first, *(spec_from_dict(c) for c in request["components"])]
+    if any(s.array is not None for s in specs):
+        raise SlurmError(errors.HETJOB_UNSUPPORTED + " as job arrays")
+    leader = ctl.state.next_job_id
+    jobs: list[Job] = []
+    try:
+        for offset, spec in enumerate(specs):
+            job, = build_jobs(spec, ctl.state, first_id=leader + offset, user=owner, now=now,
+                              default_name=request.get("default_name") or "sbatch",
+                              who=ctl.requester(owner, submitter=user))
+            job.het_job_id, job.het_job_offset = leader, offset
+            jobs.append(job)
+    except NeverRuns:
+        ctl.state.used_job_ids(leader + len(jobs))
+        ctl.store.put_meta("next_job_id", ctl.state.next_job_id)
+        await ctl.store.commit()
+        raise
+    ctl.state.used_job_ids(jobs[-1].job_id)
+    ctl.stats.submitted += 1
+    fairshare = ctl.fairshare.for_jobs(jobs[:1], now) if ctl.fairshare else None
+    lives = [Live.from_request(request, offset == 0, uid, gid) for offset in range(len(jobs))]
+    for live in lives[1:]:
+        live.script = None
+    await _queue(ctl, jobs, lives, now, fairshare)
+    return [leader]
 
 
 async def test_only(ctl: "Controller", user: str, request: dict) -> dict:

@@ -49,7 +49,8 @@ async def list_jobs(request: web.Request) -> web.Response:
     parts = set(q["partition"]) if q.get("partition") else None
     shown = now - MIN_JOB_AGE
     jobs = [job for job in (ctl.state.jobs.values() if not ids else
-                            (j for j in ctl.state.jobs.values() if j.job_id in ids or j.array_job_id in ids))
+                            (j for j in ctl.state.jobs.values()
+                             if j.job_id in ids or j.array_job_id in ids or j.het_job_id in ids))
             if (ids or not job.state.finished or (job.end_time or 0) >= shown)
             and (not states or job.state.name in states) and (users is None or job.user in users)
             and (parts is None or job.partition in parts)]

@@ -34,7 +34,7 @@ from minislurm.core.state import ClusterState
 from minislurm.core.states import JobState
 from minislurm.ctld import accounting, reservations
 from minislurm.ctld.agents import Agent, AgentClient
-from minislurm.ctld.jobs import Live, job_to_dict
+from minislurm.ctld.jobs import Live, job_to_dict, srun_owned
 from minislurm.ctld.recovery import recover
 from minislurm.ctld.running import RunningJobs
 from minislurm.ctld.runstate import Run
@@ -209,7 +209,7 @@ class Controller:
                 self.moved(start.key, job)
             live = self.live[job.job_id]
             live.launched = False
-            if not live.batch:
+            if srun_owned(job, live):
                 self.run_of(job).srun_heard = now
             self.save_job(job)
             accounting.record_job(self, job)

@@ -53,6 +53,12 @@ class Live:
                    submit_host=request.get("submit_host", ""))
 
 
+def srun_owned(job: Job, live: Live) -> bool:
+    """An allocation that lives while its srun (or salloc) is heard from (InactiveLimit); a
+    heterogeneous job's later components have no script either, but belong to its leader's."""
+    return not live.batch and job.het_job_id is None
+
+
 def _inf(x: float) -> float | str:
     return "INFINITE" if x == math.inf else x
 

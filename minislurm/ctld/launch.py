@@ -51,6 +51,9 @@ def _step(indices: list[int]) -> int:
 def batch_payload(ctl: "Controller", job: Job) -> dict:
     live = ctl.live[job.job_id]
     lifespan = (job.time_limit if job.time_limit != math.inf else 7 * 86400) + 3600
-    return {**job_info(ctl, job), "script": live.script, "argv": live.argv, "stdout": live.stdout,
-            "stderr": live.stderr,
-            "stdin": live.stdin, "token": ctl.signer.user_token(job.user, lifespan)}
+    payload = {**job_info(ctl, job), "script": live.script, "argv": live.argv, "stdout": live.stdout,
+               "stderr": live.stderr,
+               "stdin": live.stdin, "token": ctl.signer.user_token(job.user, lifespan)}
+    if job.het_job_offset == 0:  # the script of a heterogeneous job describes every component
+        payload["het"] = [job_info(ctl, c) for c in ctl.state.het_components(job)]
+    return payload

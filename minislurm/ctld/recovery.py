@@ -9,7 +9,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from minislurm.core.states import JobState
-from minislurm.ctld.jobs import job_from_dict
+from minislurm.ctld.jobs import job_from_dict, srun_owned
 from minislurm.ctld.reservations import load_reservations
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ def recover(ctl: "Controller") -> None:
         st.restore(job)
         if job.job_id in st.running:
             ctl.running.arm_timers(job, now)
-            if not live.batch:
+            if srun_owned(job, live):
                 ctl.run_of(job).srun_heard = now
             for a in ctl.agents.values():  # running jobs are re-adopted when agents answer
                 a.last_response = max(a.last_response, now)

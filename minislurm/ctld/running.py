@@ -183,6 +183,14 @@ class RunningJobs:
         else:
             self._ended(job, final, reason, now, exit_code, signal, launch_failed)
         self.stop_on(others, job_id, incarnation, why=None)
+        if job.het_job_offset == 0:  # the leader's script is the whole heterogeneous job's
+            for c in self.ctl.state.het_components(job)[1:]:
+                if c.state is JobState.RUNNING:
+                    nodes, inc = list(c.alloc.nodes), c.restart_count
+                    self._disarm(c.job_id)
+                    self.ctl.live[c.job_id].ending = None
+                    self._ended(c, job.state, reason, now, exit_code, signal, launch_failed)
+                    self.stop_on(nodes, c.job_id, inc, why=None)
         await self.ctl.commit(wake=(job_id,))
         return True
 

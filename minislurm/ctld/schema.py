@@ -136,6 +136,7 @@ JOB_SPEC = _object({
 
 SUBMIT = _object({
     "spec": JOB_SPEC,
+    "components": _list(JOB_SPEC, 128),  # a heterogeneous job's second and later components
     "script": _text(MAX_SCRIPT, null=True),
     "argv": _list(_text(MAX_ARG), 4096),
     "environment": {"type": "object", "maxProperties": 4096, "additionalProperties": _text(MAX_ARG),
@@ -160,6 +161,14 @@ _RESV_FIELDS = {
     "node_count": _slurm(_int(1, MAX_U32), "Node count specification invalid"),
     "partition": _slurm(_text(MAX_NAME), errors.INVALID_PARTITION),
 }
+
+STEP_REQUEST = {
+    "ntasks": _slurm(_int(1, MAX_NODES, null=True), errors.BAD_TASK_COUNT),
+    "nodes": _slurm(_int(1, MAX_NODES, null=True), errors.INVALID_NODE_COUNT),
+    "ntasks_per_node": _slurm(_int(1, MAX_NODES, null=True), errors.BAD_TASK_COUNT),
+    "cpus_per_task": _int(1, MAX_COUNT, null=True),
+    "gpus_per_node": _slurm(_int(0, MAX_COUNT, null=True), errors.INVALID_GRES), "nodelist": NODE_LIST,
+    "name": _text(MAX_NAME, null=True), "overcommit": {"type": "boolean"}}
 
 NONE = _object({})
 
@@ -211,12 +220,9 @@ ROUTES: dict[tuple[str, str], dict] = {
     ("POST", "/jobs/{job_id}/complete"): {"body": _object({
         "uid": UID, "exit_code": EXIT_CODE, "signal": _int(0, 64)})},
     ("POST", "/jobs/{job_id}/steps"): {"body": _object({
-        "ntasks": _slurm(_int(1, MAX_NODES, null=True), errors.BAD_TASK_COUNT),
-        "nodes": _slurm(_int(1, MAX_NODES, null=True), errors.INVALID_NODE_COUNT),
-        "ntasks_per_node": _slurm(_int(1, MAX_NODES, null=True), errors.BAD_TASK_COUNT),
-        "cpus_per_task": _int(1, MAX_COUNT, null=True),
-        "gpus_per_node": _slurm(_int(0, MAX_COUNT, null=True), errors.INVALID_GRES), "nodelist": NODE_LIST,
-        "name": _text(MAX_NAME, null=True), "overcommit": {"type": "boolean"}})},
+        **STEP_REQUEST,
+        # srun A : B, srun --het-group=N: the heterogeneous job's groups, in rank order
+        "het": _list(_object({**STEP_REQUEST, "group": _int(0, 127)}, required=("group",)), 128, null=True)})},
     ("POST", "/jobs/{job_id}/steps/{step_id}/complete"): {"body": _object({
         "exit_code": EXIT_CODE, "signal": _int(0, 64), "usage": USAGE})},
     ("GET", "/jobs/{job_id}/usage"): {},

@@ -21,22 +21,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from minislurm.core.job import Allocation, Job
-from minislurm.core.state import ClusterState
 from minislurm.sched.eligibility import required_nodes
 from minislurm.sched.select.cons_tres import request
 
 if TYPE_CHECKING:
     from minislurm.sched.work import Pass
-
-
-def components(job: Job, state: ClusterState) -> list[Job]:
-    """Every component of ``job``'s heterogeneous job, the leader first ([job] for any other job)."""
-    if job.het_job_id is None:
-        return [job]
-    leader, out = job.het_job_id, []
-    while (c := state.jobs.get(leader + len(out))) is not None and c.het_job_id == leader:
-        out.append(c)
-    return out
 
 
 def blocked(work: "Pass", parts: list[Job]) -> str | None:

@@ -80,7 +80,7 @@ def _het_job(work: Pass, job: Job, blocked_parts: set[str], withheld: np.ndarray
     """A heterogeneous job, at the first of its components the main stage reaches: every
     component starts now or none does (:mod:`.hetjob`); if none, each waits with the same
     reason, and blocks its partition as any job that did not fit."""
-    parts = hetjob.components(job, work.state)
+    parts = work.state.het_components(job)
     why = hetjob.blocked(work, parts)
     if why is None and not any(c.partition in blocked_parts for c in parts):
         placed = hetjob.place_together(work, parts, withheld)

@@ -76,6 +76,26 @@ def batch_env(job: dict, base: dict[str, str], *, conf: str | None = None) -> di
     if job.get("token"):
         extra["SLURM_JWT"] = job["token"]
     env.update(_strings(extra))
+    if job.get("het"):
+        env.update(het_env(job["het"]))
+    return env
+
+
+# What a heterogeneous job's script is told of each component N, as VAR_HET_GROUP_N (the
+# names Slurm 22.05 gives them, seen on the twin).
+_HET_VARS = ("SLURM_JOB_ID", "SLURM_JOB_NAME", "SLURM_JOB_NODELIST", "SLURM_JOB_NUM_NODES", "SLURM_JOB_CPUS_PER_NODE",
+             "SLURM_JOB_PARTITION", "SLURM_JOB_ACCOUNT", "SLURM_JOB_QOS", "SLURM_CPUS_PER_TASK",
+             "SLURM_NTASKS_PER_NODE", "SLURM_MEM_PER_NODE", "SLURM_MEM_PER_CPU", "SLURM_NTASKS", "SLURM_NPROCS",
+             "SLURM_TASKS_PER_NODE")
+
+
+def het_env(components: list[dict]) -> dict[str, str]:
+    """``SLURM_HET_SIZE`` and each component's job variables with ``_HET_GROUP_N`` appended;
+    the unsuffixed ones stay the leader's."""
+    env = {"SLURM_HET_SIZE": str(len(components))}
+    for n, comp in enumerate(components):
+        own = batch_env({**comp, "token": None}, {})
+        env.update({f"{k}_HET_GROUP_{n}": v for k, v in own.items() if k in _HET_VARS})
     return env
 
 
@@ -104,8 +124,28 @@ def step_env(job: dict, step: dict, node: str, base: dict[str, str], *, conf: st
         extra.update(SLURM_LAUNCH_NODE_IPADDR=host, SLURM_SRUN_COMM_HOST=host, SLURM_SRUN_COMM_PORT=port,
                      SLURM_STEP_LAUNCHER_PORT=port)
     extra.update(_gpu_vars(step["step_gpus"].get(node, []), "STEP"))
+    if job.get("het_step"):
+        extra.update(_het_step(job, job["het_step"], node))
     env.update(_strings(extra))
     return env
+
+
+def _het_step(job: dict, whole: dict, node: str) -> dict:
+    """A step over several components of a heterogeneous job tells every task of the whole
+    step (all its nodes and tasks, its node index among them, the leader's job id) and of the
+    components' allocations together, as Slurm 22.05 does."""
+    counts = compress_counts(whole["tasks_per_node"])
+    nodes = compress(whole["nodes"])
+    return {
+        "SLURM_JOB_ID": whole["job_id"], "SLURM_JOBID": whole["job_id"],
+        "SLURM_JOB_NODELIST": compress(whole["job_nodes"]), "SLURM_JOB_NUM_NODES": len(whole["job_nodes"]),
+        "SLURM_JOB_CPUS_PER_NODE": compress_counts(whole["job_cpus"]),
+        "SLURM_STEP_NODELIST": nodes, "SLURM_NODELIST": nodes,
+        "SLURM_STEP_NUM_NODES": len(whole["nodes"]), "SLURM_NNODES": len(whole["nodes"]),
+        "SLURM_STEP_NUM_TASKS": whole["ntasks"], "SLURM_NTASKS": whole["ntasks"], "SLURM_NPROCS": whole["ntasks"],
+        "SLURM_STEP_TASKS_PER_NODE": counts, "SLURM_TASKS_PER_NODE": counts,
+        "SLURM_NODEID": whole["nodes"].index(node),
+    }
 
 
 def task_env(step_base: dict[str, str], *, procid: int, localid: int,

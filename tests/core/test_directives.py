@@ -10,7 +10,9 @@ from minislurm.core.directives import (
     LEGACY_WARNING,
     build_spec,
     check_script,
+    component_specs,
     default_job_name,
+    scan_components,
     scan_directives,
     wrap_script,
 )
@@ -83,12 +85,18 @@ def test_legacy_slurm_prefix_works_and_warns_once():
 
 
 @pytest.mark.parametrize("separator", ["#SBATCH hetjob", "#SBATCH packjob", "#SBATCH  HetJob"])
-def test_hetjob_separator_refuses_the_script(separator):
-    """Never the first component alone: its tasks would wait for the others forever."""
+def test_hetjob_separator_starts_the_next_component(separator):
+    script = f"#!/bin/sh\n#SBATCH -N1 -J a\n{separator}\n#SBATCH -N2\n#SBATCH -c 3\n"
+    assert scan_components(script) == [["-N1", "-J", "a"], ["-N2", "-c", "3"]]
+    assert scan_directives(script) == ["-N1", "-J", "a"]  # the first component's
+    second, = component_specs(script, now=0.0)
+    assert (second.nodes_min, second.cpus_per_task, second.job_name) == (2, 3, None)
+
+
+def test_a_stray_word_in_a_later_component_is_refused():
     with pytest.raises(OptionError) as err:
-        scan_directives(f"#!/bin/sh\n#SBATCH -N1\n{separator}\n#SBATCH -N2\n")
-    assert (err.value.text, err.value.exit_code) == (
-        "sbatch: error: Heterogeneous jobs are not supported by minislurm", 1)
+        component_specs("#!/bin/sh\n#SBATCH -N1\n#SBATCH hetjob\n#SBATCH -N1 stray\n", now=0.0)
+    assert err.value.text == "sbatch: error: Invalid directive found in batch script: stray"
 
 
 @given(st.lists(st.text(alphabet="abcdefgXYZ0123456789-=:,./_%", min_size=1), max_size=8))

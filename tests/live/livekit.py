@@ -224,10 +224,11 @@ def unix_users(*names: str):
 
 
 @contextmanager
-def started(root: Path, other: dict[str, str] | None = None, **kw):
-    """``other``: slurm.conf keys minislurm keeps without modelling them (TreeWidth, ...)."""
-    cluster = LocalCluster(**{"nodes": 2, "gpus_per_node": 4, "cpus_per_node": 8, "mem": 64_000, **kw},
-                           dir=root / "cluster")
+def started(root: Path, other: dict[str, str] | None = None, cluster_class=LocalCluster, **kw):
+    """``other``: slurm.conf keys minislurm keeps without modelling them (TreeWidth, ...);
+    ``cluster_class``: a LocalCluster that starts its daemons its own way."""
+    cluster = cluster_class(**{"nodes": 2, "gpus_per_node": 4, "cpus_per_node": 8, "mem": 64_000, **kw},
+                            dir=root / "cluster")
     cluster.config.other.update(other or {})
     (root / "work").mkdir(parents=True, exist_ok=True)
     try:

@@ -70,6 +70,44 @@ scancel -v $f 2>&1 | ids $f; echo "rc=$?"
 scancel --signal=USR1 99999; echo "rc=$?"
 scancel 1.batch; echo "rc=$?"
 """),
+    "hetjob": (False, r"""rm -f go het2.out
+n=0; while [ "$n" -lt 20 ]; do n=$(sbatch --test-only --wrap true 2>&1 | grep -o 'Job [0-9]*' | cut -c5-); done
+cat > het.sh <<"X"
+#!/bin/bash
+#SBATCH -J first -c 2 --ntasks-per-node=1
+#SBATCH hetjob
+#SBATCH -J second -c 2 --ntasks-per-node=1
+env | grep -E "HET|^SLURM_JOB_ID=|^SLURM_JOB_NODELIST=|^SLURM_NNODES=|^SLURM_NTASKS=" | sort
+while [ ! -e go ]; do sleep 0.2; done
+srun -l bash -c 'echo P=$SLURM_PROCID N=$SLURM_NTASKS NN=$SLURM_NNODES J=$SLURM_JOB_ID S=$SLURM_STEP_ID H=$SLURM_HET_SIZE $SLURMD_NODENAME NL=$SLURM_JOB_NODELIST' : -o het2.out bash -c 'echo P=$SLURM_PROCID ID=$SLURM_NODEID J=$SLURM_JOB_ID N=$SLURM_JOB_NAME $SLURMD_NODENAME NL=$SLURM_STEP_NODELIST'
+echo "rc=$?"
+srun --het-group=1 bash -c 'echo group1 P=$SLURM_PROCID J=$SLURM_JOB_ID $SLURMD_NODENAME NL=$SLURM_JOB_NODELIST'
+srun bash -c 'echo default P=$SLURM_PROCID $SLURMD_NODENAME'
+srun --het-group=2 true; echo "rc=$?"
+X
+j=$(sbatch --parsable het.sh); running $j 2
+squeue -h -j $j -o '%i %j %T %N' | sort | ids $j
+squeue -h -j $((j+1)) -o '%i %j' | ids $j
+scontrol show job $j | grep -o -E '(JobId|HetJobId|HetJobOffset|HetJobIdSet|JobName)=[^ ]*' | ids $j $((j+1))
+touch go; gone $j; ended $j 2
+cat slurm-$j.out | ids $j $((j+1)); cat het2.out | ids $j
+sacct -j $j -P -o JobID,JobName,State,ExitCode,NodeList | ids $j
+sacct -j $((j+1)) -X -n -P -o JobID,JobIDRaw | ids $j $((j+1))
+cat > het3.sh <<"X"
+#!/bin/bash
+#SBATCH -c 1
+#SBATCH hetjob
+#SBATCH -c 1
+#SBATCH hetjob
+#SBATCH -c 1
+true
+X
+p=$(sbatch --parsable het3.sh); upto '[ "$(squeue -h -j '$p' -o %r | sort -u)" = Resources ]'
+squeue -h -j $p -o '%i %T %r' | sort | ids $p
+scancel $((p+1)) 2>&1 | ids $p $((p+1)); echo "rc=${PIPESTATUS[0]}"
+scancel $p; echo "rc=$?"; gone $p; ended $p 3
+sacct -j $p -X -P -o JobID,State | sed 's/ by [0-9]*$//' | ids $p
+"""),
     "tasks": (False, r"""
 srun nosuchcommand 2>&1 | sort; echo "rc=${PIPESTATUS[0]}"; idle
 srun -N2 -l nosuchcommand 2>&1 | sort; echo "rc=${PIPESTATUS[0]}"

@@ -116,15 +116,15 @@ def test_immediate_gives_up_when_the_nodes_are_busy(live):
 HETJOB = "error: Heterogeneous jobs are not supported by minislurm\n"
 
 
-def test_heterogeneous_jobs_are_refused_at_submission(live):
-    """Never one component alone (torchx ``-j 2x2`` waited forever for the second's tasks)."""
+def test_heterogeneous_allocations_outside_a_script_are_refused_at_submission(live):
+    """minislurm makes heterogeneous jobs from ``#SBATCH hetjob`` only (tests/live/test_hetjob.py);
+    ``:`` on the command line of salloc, sbatch, or srun outside a job is refused, never run
+    with one component alone."""
     before = len(live.api.call("GET", "/jobs")["jobs"])
     for argv in (["srun", "-N1", "hostname", ":", "-N1", "hostname"], ["srun", "--het-group=0", "hostname"],
                  ["salloc", "-N1", ":", "-N1", "true"], ["sbatch", "-N1", ":", "-N1", "--wrap", "true"]):
         r = live.run(*argv, timeout=30)
         assert (r.returncode, r.stdout, r.stderr) == (1, "", f"{argv[0]}: {HETJOB}"), argv
-    r = live.run("sbatch", input="#!/bin/sh\n#SBATCH -N1\n#SBATCH hetjob\n#SBATCH -N1\nsrun true\n", timeout=30)
-    assert (r.returncode, r.stdout, r.stderr) == (1, "", f"sbatch: {HETJOB}")
     assert len(live.api.call("GET", "/jobs")["jobs"]) == before  # nothing reached the controller
     # after the script's name a ':' is only an argument of the script
     (live.work / "args.sh").write_text("#!/bin/sh\necho \"$@\"\n")

@@ -394,7 +394,7 @@ def _sacct_job(r: dict, steps: list[dict], *, cluster: str | None, now: float | 
                  "total": _cpu_time(r.get("total_cpu")), "user": _cpu_time(r.get("total_cpu"))},
         "exit_code": _exit_code(r.get("exit_code", 0), r.get("exit_signal", 0), pending),
         "flags": [] if pending or not r.get("start") else ["STARTED_ON_SCHEDULE"],
-        "group": _primary_group(r.get("uid")), "het": {"job_id": 0, "job_offset": None},
+        "group": _primary_group(r.get("uid")), "het": {"job_id": r.get("het_job_id") or 0, "job_offset": r.get("het_job_offset")},
         "job_id": r["job_id"], "name": r.get("name"), "mcs": {"label": None},
         "nodes": r.get("nodes") or "None assigned", "partition": r.get("partition"), "priority": r.get("priority"),
         "qos": r.get("qos", "normal"), "required": {"CPUs": r.get("req_cpus", 0), "memory": max(r.get("req_mem") or 0, 0)},

@@ -126,6 +126,8 @@ def show_job(job: dict, *, now: float, details: bool = False) -> str:
         first += f"ArrayJobId={job['array_job_id']} ArrayTaskId={task} "
         if job.get("array_max_tasks"):
             first += f"ArrayTaskThrottle={job['array_max_tasks']} "
+    elif job.get("het_job_id") is not None:
+        first += f"HetJobId={job['het_job_id']} HetJobOffset={job['het_job_offset']} "
     uid, gid = job.get("uid", 0), job.get("gid", job.get("uid", 0))
     reason = (job.get("reason") or "None").replace(" ", "_")
     nodes, cpus = job.get("num_nodes", 1), job.get("num_cpus", 0)
@@ -136,6 +138,7 @@ def show_job(job: dict, *, now: float, details: bool = False) -> str:
     gpus_per_node = int(job["gres"].rsplit(":", 1)[1]) if job.get("gres") else 0
     lines = [
         first + f"JobName={job.get('name', '')}",
+        *([f"HetJobIdSet={job['het_job_id_set']}"] if job.get("het_job_id_set") else []),
         f"UserId={job.get('user', '')}({uid}) GroupId={job.get('group', job.get('user', ''))}({gid}) "
         "MCS_label=N/A",
         f"Priority={job.get('priority', 0)} Nice={job.get('nice', 0)} Account={job.get('account', '')} "

@@ -136,7 +136,7 @@ _UNCUT_HEADERS = {"N", "Y", "R"}
 
 # The view keys each letter (of a format or of -S) reads, besides _ALWAYS: what squeue asks the
 # controller for (``GET /jobs?fields=``) instead of every key of every job.
-_ALWAYS = ("job_id", "display_id", "array_job_id", "array_task_id", "array_max_tasks", "name", "partition",
+_ALWAYS = ("job_id", "display_id", "array_job_id", "array_task_id", "array_max_tasks", "het_job_id", "name", "partition",
            "state", "reason", "start_time", "expected_start")  # array collapsing, -S, the start pre-sort
 _KEYS_OF = {"a": "account", "b": "gres", "B": "batch_host", "c": "num_cpus num_nodes", "C": "num_cpus",
             "D": "num_nodes", "e": "time_limit end_time", "E": "dependency", "l": "time_limit",
