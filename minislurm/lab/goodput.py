@@ -97,7 +97,7 @@ class FrontierRun:
         return self.work_s / self.elapsed_s
 
 
-def cluster(nodes: int, gpus_per_node: int) -> ClusterConfig:
+def _cluster(nodes: int, gpus_per_node: int) -> ClusterConfig:
     cfg = simple_cluster(nodes, cpus=32, mem=1, gpus=gpus_per_node)
     cfg.sched.policy, cfg.priority.type = "conservative", "priority/basic"
     return cfg
@@ -112,14 +112,15 @@ def frontier_run(interval_s: float, cost_s: float, *, failures: FailureModel | N
     failures = failures or llama3_failures()
     work = work_days * DAY
     run = TraceJob(1, 0.0, work, 100 * work, job_nodes, 32, gpus_per_node)
-    sim = Simulator(cluster(nodes, gpus_per_node), [run], failures=failures, checkpoint_interval=interval_s,
+    sim = Simulator(_cluster(nodes, gpus_per_node), [run], failures=failures, checkpoint_interval=interval_s,
                     checkpoint_cost=cost_s)
     records = sim.run()
     if not records:
         raise ValueError(f"the run cannot start: {sim.rejected[0][1]}")
     cfg = sim.state.config
+    delay = cfg.sched.requeue_delay + (1 if cfg.sched.requeue_delay else 0)  # as ClusterState.requeue sets it
     return FrontierRun(interval_s, cost_s, work, records[0].end - records[0].submit, records[0].restarts,
-                       cfg.slurmd_timeout + cfg.sched.requeue_delay + 1)
+                       cfg.slurmd_timeout + delay)
 
 
 def goodput_sweep(intervals: Iterable[float], cost_s: float, **run) -> list[FrontierRun]:
