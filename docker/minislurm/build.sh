@@ -1,6 +1,6 @@
 #!/bin/sh
 # Build the image of minislurm's docker cluster (default name: minislurm-cluster:latest), one
-# image for the controller, node and login roles (docker/compose.yaml runs it).  Needs a
+# image for the controller, node, login and hub roles (docker/compose.yaml runs it).  Needs a
 # running Docker engine, root, the project's .venv (`make cluster-image` creates it) and, the
 # first time only, debootstrap for the base image.  Needs no container registry: the base is
 # debootstrapped (docker/common.sh), the wheels and two .debs (tini, libnss-extrausers) are
@@ -18,6 +18,10 @@ trap 'rm -rf "$ctx"' EXIT
 # (the labs on the login node).  Left out: the book, grading and the test tools.
 grep -vE '^(jupyter-book|nbval|otter-grader|pytest|hypothesis|schemathesis)==' "$ROOT/requirements.txt" > "$ctx/requirements.txt"
 wheels "$ctx/requirements.txt" "$ctx"
+# JupyterHub and batchspawner (--hub) with what they need, for a layer of their own.
+mkdir "$ctx/hub"
+cp "$ROOT/docker/minislurm/hub-requirements.txt" "$ctx/hub/requirements.txt"
+wheels "$ctx/hub/requirements.txt" "$ctx/hub"
 echo "== Debian packages"
 mkdir "$ctx/debs"
 (cd "$ctx/debs" && { apt-get download -q tini libnss-extrausers >/dev/null 2>&1 \

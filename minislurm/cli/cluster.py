@@ -248,6 +248,9 @@ def main(argv: list[str]) -> int:
                         "(root; refused where a real Slurm is)")
     u.add_argument("--gpu", action="store_true", help="--docker: each node gets its own NVIDIA GPUs of this host")
     u.add_argument("--jupyter-port", type=int, help="--docker: JupyterLab on the login node, on this port of 127.0.0.1")
+    u.add_argument("--hub", action="store_true",
+                   help="--docker: JupyterHub for a class, each student's server a Slurm job (127.0.0.1:8000)")
+    u.add_argument("--hub-port", type=int, help="--docker: JupyterHub on this port of 127.0.0.1 (implies --hub)")
     down_p, status_p = sub.add_parser("down", help="stop everything"), sub.add_parser("status")
     faults = [sub.add_parser(f"{what}-node", help=why) for what, why in (
         ("crash", "one node crashes (its jobs die; its agent is gone)"),
@@ -261,7 +264,8 @@ def main(argv: list[str]) -> int:
     sh.add_argument("command", nargs="*", help="a command instead of a login shell")
     au = sub.add_parser("add-users", help="Unix accounts on the docker cluster, each with a home and a token")
     au.add_argument("names", nargs="*", metavar="NAME[:UID]")
-    au.add_argument("--file", help="a file of user names (NAME[:UID], blank-separated, # comments)")
+    au.add_argument("--file", help="a file of user names (NAME[:UID], blank-separated, # comments), or a .csv "
+                                   "with user and password columns (their JupyterHub logins; uid optional)")
     au.add_argument("--operator", action="store_true",
                     help="these users may act on every job and node (AdminLevel=Operator): the instructor")
     for s in (u, down_p, status_p):
@@ -277,7 +281,7 @@ def main(argv: list[str]) -> int:
                               "shape from the flags; its login node has /etc/slurm already)")
         shape = {key: default if getattr(args, key, None) is None else getattr(args, key) for key, default in SHAPE.items()}
         return {"up": lambda a: dock.up(a, shape), "down": dock.down, "status": dock.status}[args.action](args)
-    if args.action == "up" and (args.gpu or args.jupyter_port):
-        return dock._fail("--gpu and --jupyter-port are for docker clusters (add --docker)")
+    if args.action == "up" and (args.gpu or args.jupyter_port or args.hub or args.hub_port):
+        return dock._fail("--gpu, --jupyter-port and --hub are for docker clusters (add --docker)")
     args.dir = args.dir or str(DEFAULT_DIR)
     return {"up": up, "down": down, "status": status}.get(args.action, node_fault)(args)

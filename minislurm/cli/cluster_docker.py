@@ -17,6 +17,8 @@ from pathlib import Path
 from minislurm.cli.main import command_name
 from minislurm.cluster.docker import DEFAULT_DIR
 
+HUB_PORT = 8000  # JupyterHub's usual port, on this host's 127.0.0.1
+
 
 def _fail(message: str) -> int:
     print(f"minislurm cluster: error: {message}", file=sys.stderr)
@@ -43,6 +45,8 @@ def _shape_conflict(args, cluster) -> str | None:
             return f"it has --{key.replace('_', '-')} {value}"
     if args.gpu and not cluster.gpu:
         return "it was started without --gpu"
+    if (args.hub or args.hub_port) and not cluster.shape.hub_port:
+        return "it was started without --hub"
     return None
 
 
@@ -57,12 +61,13 @@ def up(args, shape: dict) -> int:
             if conflict:
                 return _fail(f"{folder} holds a docker cluster already and {conflict}: `minislurm cluster down "
                              f"--docker` first (it removes the cluster, its jobs and /home), or choose another --dir")
-            if len(cluster.running()) == cluster.shape.nodes + 2:
+            if len(cluster.running()) == len(cluster.roles):
                 _usage(cluster, f"minislurm docker cluster is already running: {cluster.describe()}")
                 return 0
         else:
             cluster = DockerCluster(shape["nodes"], shape["gpus_per_node"], shape["cpus_per_node"], shape["mem"],
-                                    dir=folder, gpu=args.gpu, jupyter_port=args.jupyter_port)
+                                    dir=folder, gpu=args.gpu, jupyter_port=args.jupyter_port,
+                                    hub_port=args.hub_port or (HUB_PORT if args.hub else None))
         cluster.up(timeout=120)
         from minislurm.cli.env import write_docker_shims
         write_docker_shims(cluster)
@@ -72,6 +77,9 @@ def up(args, shape: dict) -> int:
     if cluster.shape.jupyter_port:
         print(f"  JupyterLab: http://127.0.0.1:{cluster.shape.jupyter_port}/ (its token: docker logs "
               f"{cluster.container('login')})")
+    if cluster.shape.hub_port:
+        print(f"  JupyterHub: {cluster.hub_url}/ (students log in with the passwords of "
+              f"`{command_name()} cluster add-users --file students.csv`; each server is a Slurm job)")
     return 0
 
 
@@ -110,7 +118,7 @@ def status(args) -> int:
         print(f"no docker cluster in {args.dir or DEFAULT_DIR}")
         return 1
     ok = True
-    for name in ["ctld", *cluster.node_names, "login"]:
+    for name in cluster.roles:
         fmt = ("{{.State.Status}} {{if .State.Health}}{{.State.Health.Status}}{{end}} "
                f'{{{{with index .NetworkSettings.Networks "{cluster.network}"}}}}{{{{.IPAddress}}}}{{{{end}}}}')
         r = docker("inspect", "-f", fmt, cluster.container(name), check=False)
@@ -141,13 +149,18 @@ def shell(args) -> int:
 
 def add_users(args) -> int:
     from minislurm.cluster.engine import EngineError, check_engine
-    names = list(args.names)
+    from minislurm.cluster.passwords import PasswordError, read_roster
+    names, passwords = list(args.names), {}
     try:
-        if args.file:
+        if args.file and args.file.endswith(".csv"):  # the instructor's roster: user and password columns
+            roster = read_roster(Path(args.file).read_text())
+            names += [word for word, _ in roster]
+            passwords = {word.partition(":")[0]: password for word, password in roster}
+        elif args.file:
             names += [w for line in Path(args.file).read_text().splitlines()
                       for w in line.split("#", 1)[0].split()]
         check_engine()
-    except (OSError, EngineError) as exc:
+    except (OSError, EngineError, PasswordError) as exc:
         return _fail(str(exc))
     cluster = _recorded(args)
     if cluster is None:
@@ -155,12 +168,13 @@ def add_users(args) -> int:
     if not names:
         return _fail("no user names (NAME[:UID] ... or --file)")
     try:
-        added, errors = cluster.add_users(*names, operator=args.operator)
+        added, errors = cluster.add_users(*names, operator=args.operator, passwords=passwords)
     except (EngineError, TimeoutError) as exc:
         return _fail(str(exc))
     role = ", an operator" if args.operator else ""
     for name, uid, what in added:
-        print(f"{name:<16} uid {uid:<6} {what}{role}: home /home/{name}, token /etc/slurm/tokens/{name}")
+        login = ", a hub password" if name in passwords else ""
+        print(f"{name:<16} uid {uid:<6} {what}{role}: home /home/{name}, token /etc/slurm/tokens/{name}{login}")
     for error in errors:
         _fail(error)
     return 1 if errors else 0

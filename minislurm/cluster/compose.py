@@ -1,4 +1,4 @@
-"""The compose files of a docker cluster: a controller, N GPU nodes and a login node.
+"""The compose files of a docker cluster: a controller, N GPU nodes, a login node (and a hub).
 
 One image (docker/minislurm) plays every role.  Each node is a service of its own, because a
 node needs a host name of its own (``srun hostname`` prints it; the DDP ranks find each other
@@ -7,7 +7,8 @@ the file is rendered for a number of nodes: ``docker/compose.yaml`` is the rende
 default 4 nodes (a test keeps it equal to what :func:`compose_yaml` writes), and ``minislurm
 cluster up --docker --nodes N`` writes its own into its folder.  What every node declares
 (CPUs, memory, GPUs) and the image come from ``.env``, read by the controller when it first
-writes slurm.conf.
+writes slurm.conf.  With a hub port (``--hub``) a ``hub`` service runs JupyterHub
+(:mod:`minislurm.cluster.hub`) in the same image, its state on a volume of its own.
 
 ``compose.gpu.yaml`` is an override that hands each node container its own NVIDIA GPUs
 (device reservations with device ids, Docker's documented way) and makes the agent register
@@ -49,6 +50,7 @@ class Shape:
     slurmd_timeout: int = 5
     settings: str = ""  # more slurm.conf settings: "kill_wait=1,requeue_delay=1"
     jupyter_port: int | None = None  # JupyterLab on the login node, published on 127.0.0.1
+    hub_port: int | None = None  # JupyterHub (container ``hub``), published on 127.0.0.1
     gpus_from: str = "config"  # or "nvidia-smi": what the node container sees (compose.gpu.yaml sets it)
 
     @property
@@ -88,7 +90,10 @@ VOLUMES = {  # role -> its volumes (the etc volume holds slurm.conf, the key and
                    "${HOME_VOLUME:-home}:/home"],
     "node": ["etc:/etc/slurm:ro", "users:/var/lib/extrausers:ro", "${HOME_VOLUME:-home}:/home"],
     "login": ["etc:/etc/slurm:ro", "users:/var/lib/extrausers:ro", "${HOME_VOLUME:-home}:/home"],
+    "hub": ["etc:/etc/slurm:ro", "users:/var/lib/extrausers:ro", "${HOME_VOLUME:-home}:/home",
+            "hub:/srv/jupyterhub"],
 }
+HUB_PORT = 8000  # JupyterHub's, in its container
 
 
 def _service(name: str, role: str, check: str, extra: list[str] = ()) -> str:
@@ -115,7 +120,11 @@ def compose_yaml(shape: Shape, why: str = "") -> str:
         extra += ["    environment:", "      <<: *env", "      JUPYTER: \"1\"",
                   "    ports:", '      - "127.0.0.1:${JUPYTER_PORT}:8888"']
     out.append(_service("login", "login", "test -r /etc/slurm/slurm.conf", extra))
-    out.append("networks:\n  cluster: {}\n\nvolumes:\n  etc: {}\n  users: {}\n  state: {}\n  home: {}\n")
+    if shape.hub_port:
+        out.append(_service("hub", "hub", f"</dev/tcp/127.0.0.1/{HUB_PORT}",
+                            [*wait, "    ports:", f'      - "127.0.0.1:${{HUB_PORT}}:{HUB_PORT}"']))
+    volumes = ["etc", "users", "state", "home", *(["hub"] if shape.hub_port else [])]
+    out.append("networks:\n  cluster: {}\n\nvolumes:\n" + "".join(f"  {v}: {{}}\n" for v in volumes))
     return "\n".join(out)
 
 
@@ -162,6 +171,8 @@ def env_file(shape: Shape, home_volume: str = "home") -> str:
     ]
     if shape.jupyter_port:
         lines.append(f"JUPYTER_PORT={shape.jupyter_port}")
+    if shape.hub_port:
+        lines.append(f"HUB_PORT={shape.hub_port}")
     return "\n".join(lines) + "\n"
 
 
@@ -190,6 +201,7 @@ def read(folder: Path) -> dict:
             "image": env["MINISLURM_IMAGE"], "user": env["LAB_USER"], "uid": int(env["LAB_UID"]),
             "slurmd_timeout": int(env["SLURMD_TIMEOUT"]),
             "jupyter_port": int(env["JUPYTER_PORT"]) if env.get("JUPYTER_PORT") else None,
+            "hub_port": int(env["HUB_PORT"]) if env.get("HUB_PORT") else None,
             "gpus_from": env.get("GPUS_FROM", "config"), **settings}
 
 

@@ -1,4 +1,4 @@
-"""The entrypoint of the docker cluster's image: ``controller``, ``node`` or ``login``.
+"""The entrypoint of the docker cluster's image: ``controller``, ``node``, ``login`` or ``hub``.
 
 - ``controller`` (host ``ctld``): on its first start it writes what the cluster shares on the
   ``etc`` volume, the way an administrator prepares a real cluster: slurm.conf from the
@@ -11,6 +11,8 @@
 - ``login``: waits for slurm.conf; the commands are on PATH for everyone (``/usr/local/bin``),
   and so is the image's Python, in every shell (:func:`venv_on_path`).
   With ``JUPYTER=1`` it serves JupyterLab for the lab user on port 8888.
+- ``hub`` (host ``hub``, with ``--hub``): waits for slurm.conf, then runs JupyterHub as root,
+  configured by :mod:`minislurm.cluster.hub` (each student's server a Slurm job).
 
 Runs under tini (PID 1), which forwards ``docker stop``'s SIGTERM and reaps.
 """
@@ -139,6 +141,16 @@ def login(env: dict) -> int:
     return 0
 
 
+def hub(env: dict) -> int:
+    from minislurm.cluster.hub import HUB_DIR
+    wait_for_conf()
+    os.makedirs(HUB_DIR, mode=0o700, exist_ok=True)
+    os.chdir(HUB_DIR)
+    config = Path(HUB_DIR) / "jupyterhub_config.py"
+    _write_new(config, "from minislurm.cluster.hub import configure\n\nconfigure(c)  # noqa: F821 (JupyterHub's)\n")
+    os.execv(f"{VENV_BIN}/jupyterhub", [f"{VENV_BIN}/jupyterhub", "-f", str(config)])
+
+
 def install(bin_dir: str = "/usr/local/bin", etc: str = "/etc") -> int:
     """At image build: the commands under their Slurm names, and ``minislurm``, for everyone;
     the image's Python first on every shell's PATH."""
@@ -180,11 +192,11 @@ def venv_on_path(etc: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    roles = {"controller": controller, "node": node, "login": login}
+    roles = {"controller": controller, "node": node, "login": login, "hub": hub}
     if argv[:1] == ["install"]:
         return install(*argv[1:])
     if len(argv) != 1 or argv[0] not in roles:
-        print("usage: minislurm-container controller|node|login", file=sys.stderr)
+        print("usage: minislurm-container controller|node|login|hub", file=sys.stderr)
         return 2
     return roles[argv[0]](dict(os.environ))
 

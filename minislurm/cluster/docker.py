@@ -40,7 +40,7 @@ class DockerCluster(Cluster):
     def __init__(self, nodes: int = 4, gpus_per_node: int = 8, cpus_per_node: int = 32, mem: int = 256_000,
                  *, dir: str | Path | None = None, gpu: bool = False, image: str = compose.IMAGE,
                  user: str = "student", uid: int = 1000, jupyter_port: int | None = None,
-                 policy: str = "conservative", build: bool = True, gpus_from: str = "config", **settings):
+                 hub_port: int | None = None, policy: str = "conservative", build: bool = True, gpus_from: str = "config", **settings):
         if nodes < 1:
             raise ValueError(f"--nodes must be at least 1, not {nodes}")
         self.dir = Path(dir).absolute() if dir else DEFAULT_DIR
@@ -52,7 +52,7 @@ class DockerCluster(Cluster):
         self.shape = compose.Shape(nodes, gpus_per_node, cpus_per_node, mem, project=self.project, image=image,
                                    lab_user=user, lab_uid=uid, slurmd_timeout=timeout,
                                    settings=",".join(f"{k}={v}" for k, v in settings.items()),
-                                   jupyter_port=jupyter_port, gpus_from=gpus_from)
+                                   jupyter_port=jupyter_port, hub_port=hub_port, gpus_from=gpus_from)
         # What the controller will write into slurm.conf, from the same .env values.
         self.config = parse_slurm_conf(render_conf(self._env()))
         self._client: Client | None = None
@@ -116,8 +116,9 @@ class DockerCluster(Cluster):
         self._compose_cmd = engine.compose_command()
         if self.gpu:
             engine.check_gpus(self.shape.nodes * self.shape.gpus_per_node)
-        if self.shape.jupyter_port and not self.running():
-            engine.check_port(self.shape.jupyter_port)
+        for port in (self.shape.jupyter_port, self.shape.hub_port):
+            if port and not self.running():
+                engine.check_port(port)
         if self.build:
             engine.ensure_image(self.shape.image)
         elif not engine.image_exists(self.shape.image):
@@ -134,6 +135,8 @@ class DockerCluster(Cluster):
             self.wait_controller(timeout)
             if idle:
                 self.wait_nodes(timeout)
+            if self.shape.hub_port:
+                wait_for(self.hub_answers, timeout, "JupyterHub to answer")
             else:
                 api = self.client()
                 wait_for(lambda: all(n["addr"] and "NOT_RESPONDING" not in n["flags"]
@@ -165,9 +168,14 @@ class DockerCluster(Cluster):
         project.remove(self.project)
         self._client = None
 
+    @property
+    def roles(self) -> list[str]:
+        """The cluster's containers, by role name."""
+        return ["ctld", *self.node_names, "login", *(["hub"] if self.shape.hub_port else [])]
+
     def save_logs(self, folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
-        for name in ("ctld", *self.node_names, "login"):
+        for name in self.roles:
             logs = engine.docker("logs", self.container(name), check=False)
             (folder / f"{name}.log").write_text(logs.stdout + logs.stderr)
 
@@ -180,6 +188,19 @@ class DockerCluster(Cluster):
         return None
 
     # -- talking to it ------------------------------------------------------------------
+    @property
+    def hub_url(self) -> str:
+        """JupyterHub, as this host reaches it (the published port on 127.0.0.1)."""
+        return f"http://127.0.0.1:{self.shape.hub_port}"
+
+    def hub_answers(self) -> bool:
+        import urllib.request
+        try:
+            with urllib.request.urlopen(f"{self.hub_url}/hub/api", timeout=5) as r:
+                return r.status == 200
+        except OSError:
+            return False
+
     def client(self, token: str | None = None) -> Client:
         """A client on this host, straight to the controller's address on the cluster's
         network, with root's token (an operator's calls: tests, the demo, ``cluster status``)."""
@@ -282,14 +303,17 @@ class DockerCluster(Cluster):
             engine.docker("restart", "-t", "10", self.container("ctld"))
         self.wait_controller(timeout)
 
-    def add_users(self, *names: str, operator: bool = False) -> tuple[list[tuple[str, int, str]], list[str]]:
+    def add_users(self, *names: str, operator: bool = False,
+                  passwords: dict[str, str] | None = None) -> tuple[list[tuple[str, int, str]], list[str]]:
         """Unix accounts every container knows, each with a home, a token and an association
         (``name[:uid]``; ``operator``: AdminLevel=Operator, for an instructor): (name, uid,
-        "added" or "exists") for each that worked, and the errors.  A new operator restarts the
-        controller (it reads accounts.conf when it starts; jobs keep running)."""
-        r = subprocess.run(["docker", "exec", self.container("ctld"), "python", "-m", "minislurm.cluster.users",
-                            "add", *(["--operator"] if operator else []), *names],
-                           capture_output=True, text=True, timeout=120)
+        "added" or "exists") for each that worked, and the errors.  ``passwords`` (name ->
+        password) are their JupyterHub logins, sent on stdin and kept hashed.  A new operator
+        restarts the controller (it reads accounts.conf when it starts; jobs keep running)."""
+        given = "".join(f"{name}:{password}\n" for name, password in (passwords or {}).items())
+        r = subprocess.run(["docker", "exec", "-i", self.container("ctld"), "python", "-m", "minislurm.cluster.users",
+                            "add", *(["--operator"] if operator else []), *(["--passwords"] if passwords else []),
+                            *names], input=given, capture_output=True, text=True, timeout=120)
         lines = [line.split() for line in r.stdout.splitlines()]
         done = [(w[0], int(w[1]), w[2]) for w in lines]
         errors = [line.removeprefix("error: ") for line in r.stderr.splitlines() if line.strip()]

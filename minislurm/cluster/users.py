@@ -8,7 +8,9 @@ credential, and each agent checks it against its own lookup before starting anyt
 user.  A user also gets a home on the shared /home (with the examples and labs), a token
 beside slurm.conf that only they can read (minislurm's commands authenticate with JWT), and an
 association in ``accounts.conf`` (account ``default``, one share, as sacctmgr would add it), so
-fair share weighs every student alike; an instructor gets ``AdminLevel=Operator``.  The docker
+fair share weighs every student alike; an instructor gets ``AdminLevel=Operator``.  A password
+from the instructor's roster is kept as a hash for the JupyterHub login
+(:mod:`minislurm.cluster.passwords`).  The docker
 cluster runs with ``AccountingStorageEnforce=associations``: a user's jobs are charged to that
 account and ``-A`` of any other is refused; the controller reads the file again when it changes.
 
@@ -16,6 +18,7 @@ Run as root in the controller container (``minislurm cluster add-users`` does th
 
     python -m minislurm.cluster.users add alice bob              # "alice 1001 added" per user
     python -m minislurm.cluster.users add --operator teacher      # may act on every job and node
+    python -m minislurm.cluster.users add --passwords alice < roster  # NAME:PASSWORD lines on stdin
 """
 
 from __future__ import annotations
@@ -31,7 +34,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from minislurm.cluster import passwords
+
 USERS_DIR = Path("/var/lib/extrausers")  # where libnss-extrausers reads passwd, group and shadow
+PASSWORDS = USERS_DIR / "passwords"  # the hub's login passwords, hashed (root's alone)
 ETC = Path("/etc/slurm")
 HOME = Path("/home")
 SKELETON = [Path("/opt/minislurm/examples"), Path("/opt/minislurm/labs")]  # copied into a new home
@@ -204,13 +210,21 @@ def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="python -m minislurm.cluster.users")
     p.add_argument("action", choices=["add"])
     p.add_argument("--operator", action="store_true", help="AdminLevel=Operator (an instructor)")
+    p.add_argument("--passwords", action="store_true",
+                   help="read NAME:PASSWORD lines on stdin (never on the command line, which ps shows)")
     p.add_argument("names", nargs="+", metavar="NAME[:UID]")
     args = p.parse_args(argv)
+    given = dict(line.split(":", 1) for line in sys.stdin.read().splitlines() if ":" in line) if args.passwords else {}
     status = 0
     for word in args.names:
         name, _, uid = word.partition(":")
         try:
+            if name in given:
+                passwords.check_strength(name, given[name])  # before the account exists
             user, new, reread = add_user(name, int(uid) if uid else None, args.operator)
+            if name in given:
+                with _locked(USERS_DIR):
+                    passwords.set_passwords({name: given[name]}, PASSWORDS)
         except (UserError, ValueError, OSError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             status = 1
