@@ -222,10 +222,12 @@ def exported(environ: Mapping[str, str], export: str | None) -> dict[str, str]:
 
 
 def refuse_hetjob(prog: str, rest: list[str], *, het_group: bool = False) -> None:
-    """A heterogeneous job (``srun A : B``, ``sbatch -N1 : -N2 job.sh``, ``--het-group``) is
-    refused before anything is asked of the controller: minislurm has no components, and
-    running the first alone would leave the others' tasks waiting for peers that never come.
-    For sbatch only a ``:`` before the script counts (after it, words are the script's)."""
+    """A heterogeneous job on the command line (``sbatch -N1 : -N2 job.sh``, ``salloc A : B``,
+    ``--het-group``) is refused before anything is asked of the controller: minislurm makes
+    components from a script's ``#SBATCH hetjob`` lines only (srun's ``:`` and ``--het-group``
+    inside such a job: :mod:`minislurm.cli.srun_het`), and running the first alone would leave
+    the others' tasks waiting for peers that never come.  For sbatch only a ``:`` before the
+    script counts (after it, words are the script's)."""
     colon = (rest[:1] == [":"]) if prog == "sbatch" else ":" in rest
     if colon or het_group:
         raise OptionError(f"{prog}: error: {errors.HETJOB_UNSUPPORTED}", 1)
