@@ -3,12 +3,15 @@
     python examples/grading/make_submissions.py STUDENT_NOTEBOOK OUT_DIR
 
 STUDENT_NOTEBOOK is `minislurm grade assign`'s student version of labs/05-priority.ipynb; each
-submission is a copy with its three answer cells filled in:
+submission is a copy with its four answer cells filled in:
 
-    alice  the worked answers                                   -> 6/6
-    bob    weights that pass exercise 2's check, not its hidden one -> 4/6 (all or nothing per question)
-    carol  exercise 1 raises, exercise 2 loops forever, exercise 3 prints garbage -> 0/6
-    dave   a notebook cut short (not valid JSON)                -> FAILED, 0/6
+    alice  the worked answers                                   -> 8/8
+    bob    weights that pass exercise 2's check, not its hidden one -> 6/8 (all or nothing per question)
+    carol  exercise 1 raises, exercise 2 loops forever, exercise 3 prints garbage,
+           exercise 4 holds the sweep (it never runs)           -> 0/8
+    dave   a notebook cut short (not valid JSON)                -> FAILED, 0/8
+
+Exercise 4 runs each answer on a live minislurm cluster: a few seconds a submission.
 """
 
 from __future__ import annotations
@@ -22,13 +25,16 @@ import nbformat
 SUBMISSIONS = {
     "alice": ["ablation_priority = int(1000 * min(30 / (7 * 24), 1.0))",
               "my_weights = Weights(age=0, fairshare=1000, jobsize=10000)",
-              "longest_half_life_days = 3"],
+              "longest_half_life_days = 3",
+              'sweep_options = "--nice=500"'],
     "bob": ["ablation_priority = 178",
             "my_weights = Weights(age=1000, fairshare=1000, jobsize=10000)",
-            "longest_half_life_days = 3"],
+            "longest_half_life_days = 3",
+            'sweep_options = "--nice=400"'],
     "carol": ["ablation_priority = 1 / 0",
               "while True:\n    pass",
-              "print('\\x1b[31m' + 'garbage ' * 500)\nlongest_half_life_days = 'three'"],
+              "print('\\x1b[31m' + 'garbage ' * 500)\nlongest_half_life_days = 'three'",
+              'sweep_options = "--hold"'],
 }
 
 

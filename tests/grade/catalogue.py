@@ -62,12 +62,16 @@ CATALOGUE: dict[str, dict[int, tuple[str, str | None]]] = {
         2: ('my_args = ["--nodes=2", "--ntasks-per-node=3", "--gres=gpu:4"]', None),
         3: ("def ranks_without_gpu(ntasks, gpus):\n    return list(range(gpus + 1, ntasks))",
             "def ranks_without_gpu(ntasks, gpus):\n    return list(range(4, ntasks))"),
+        # every rank sees its node's four GPUs; right on four-GPU nodes only (eight-GPU nodes: one node)
+        4: ('pair_options = "-N2 --ntasks-per-node=2 --gres=gpu:4"', 'pair_options = "-n4 --gpus-per-task=2"'),
     },
     "05-priority": {
         1: ("ablation_priority = round(1000 * 30 / (7 * 24))", None),
         2: ("my_weights = Weights(age=0, fairshare=1000, jobsize=250)",
             "my_weights = Weights(age=1000, fairshare=1000, jobsize=10000)"),
         3: ("longest_half_life_days = 4", None),
+        # not enough to make way for the evaluation; so much that the background job goes first
+        4: ('sweep_options = "--nice=100"', 'sweep_options = "--nice=5000"'),
     },
     "06-backfill": {
         1: ("def backfills(limit_min):\n"

@@ -109,7 +109,7 @@ def test_network_and_writes_outside_tmp_fail_in_the_sandbox_and_grading_complete
                  "--docker", "always", "--out", str(tmp_path / "g.csv"))
 
     assert "escaped" not in proc.stdout, proc.stdout  # the note says what got through
-    assert read_csv(tmp_path / "g.csv")[1:] == [["mallory", f"exercise-{n}", "2", "2", "graded"] for n in (1, 2, 3)]
+    assert read_csv(tmp_path / "g.csv")[1:] == [["mallory", f"exercise-{n}", "2", "2", "graded"] for n in (1, 2, 3, 4)]
     assert "1 graded, 0 failed, 0 not graded" in proc.stdout
     assert containers() == []
 
@@ -118,12 +118,12 @@ def test_a_submission_past_the_whole_limit_is_killed_with_its_container_and_not_
     out, _ = dist
     stubborn = "import time\nwhile True:\n    try:\n        time.sleep(30)\n    except KeyboardInterrupt:\n        pass"
     subs = tmp_path / "subs"
-    write_submission(out / "student" / f"{LAB}.ipynb", subs / "frank.ipynb", [RIGHT[0], stubborn, RIGHT[2]])
+    write_submission(out / "student" / f"{LAB}.ipynb", subs / "frank.ipynb", [RIGHT[0], stubborn, RIGHT[2], None])
 
     proc = grade(str(subs), "--autograder", str(out / "autograder" / f"{LAB}-autograder.zip"), "--timeout", "2",
                  "--submission-timeout", "8", "--docker", "always", "--out", str(tmp_path / "g.csv"), status=3)
 
     assert "note   frank (frank.ipynb) submission: timed out: grading took longer than 8 s as a whole" in proc.stdout
     assert read_csv(tmp_path / "g.csv")[1:] == [["frank", f"exercise-{n}", "", "2", "not graded (timed out after 8 s; rerun)"]
-                                                for n in (1, 2, 3)]
+                                                for n in (1, 2, 3, 4)]
     assert docker_clients() == [] and containers() == []

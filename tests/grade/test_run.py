@@ -22,11 +22,12 @@ GARBAGE = ("import sys\n"
 SUBMISSIONS = {
     "alice": RIGHT,
     # passes every public check; exercise 2's hidden check (long-eval aged 7 days) fails: 0 on it
-    "bob": [RIGHT[0], "my_weights = Weights(age=1000, fairshare=1000, jobsize=10000)", RIGHT[2]],
+    # (exercise 4, a live cluster's queue, is left blank where another question is the subject: 0, and quick)
+    "bob": [RIGHT[0], "my_weights = Weights(age=1000, fairshare=1000, jobsize=10000)", RIGHT[2], None],
     # raises / loops forever (not graded: a slow right answer looks the same) / prints garbage instead of an answer
-    "carol": ["ablation_priority = 1 / 0", "while True:\n    pass", GARBAGE + 'longest_half_life_days = "3 days"'],
+    "carol": ["ablation_priority = 1 / 0", "while True:\n    pass", GARBAGE + 'longest_half_life_days = "3 days"', None],
     # one looping answer between two right ones (that print garbage too) leaves one question ungraded only
-    "erin": [GARBAGE + RIGHT[0], "x = 0\nwhile True:\n    x += 1", GARBAGE + RIGHT[2]],
+    "erin": [GARBAGE + RIGHT[0], "x = 0\nwhile True:\n    x += 1", GARBAGE + RIGHT[2], None],
 }
 
 
@@ -76,10 +77,15 @@ def test_a_folder_of_submissions_gives_exact_grades_and_says_what_failed(dist, t
     assert read_csv(grades) == [
         ["student", "question", "score", "max", "status"],
         ["alice", "exercise-1", "2", "2", ok], ["alice", "exercise-2", "2", "2", ok], ["alice", "exercise-3", "2", "2", ok],
+        ["alice", "exercise-4", "2", "2", ok],
         ["bob", "exercise-1", "2", "2", ok], ["bob", "exercise-2", "0", "2", ok], ["bob", "exercise-3", "2", "2", ok],
+        ["bob", "exercise-4", "0", "2", ok],
         ["carol", "exercise-1", "0", "2", ok], ["carol", "exercise-2", "", "2", late], ["carol", "exercise-3", "0", "2", ok],
+        ["carol", "exercise-4", "0", "2", ok],
         ["dave", "exercise-1", "0", "2", ok], ["dave", "exercise-2", "0", "2", ok], ["dave", "exercise-3", "0", "2", ok],
+        ["dave", "exercise-4", "0", "2", ok],
         ["erin", "exercise-1", "2", "2", ok], ["erin", "exercise-2", "", "2", late], ["erin", "exercise-3", "2", "2", ok],
+        ["erin", "exercise-4", "0", "2", ok],
     ]
     text = proc.stdout
     assert "grading 5 submissions locally, without Docker" in text
@@ -93,8 +99,8 @@ def test_a_folder_of_submissions_gives_exact_grades_and_says_what_failed(dist, t
     assert "2 graded, 1 failed, 2 not graded (timed out)" in text
     assert "2 questions of 2 students in" in text and "--rerun-timed-out" in text
     lines = {line.split()[0]: line.split() for line in text.splitlines() if line[:1].isalpha()}
-    assert lines["bob"][1:] == ["2/2", "0/2", "2/2", "4/6"]
-    assert lines["erin"][1:] == ["2/2", "?/2", "2/2", "4+?/6"]
+    assert lines["bob"][1:] == ["2/2", "0/2", "2/2", "0/2", "4/8"]
+    assert lines["erin"][1:] == ["2/2", "?/2", "2/2", "0/2", "4+?/8"]
     assert grade_processes(tmp_path / "tmp") == []  # no kernel left looping
 
     # beside grades.csv: what went wrong, per question, for a gradebook, and as a chart
@@ -105,11 +111,13 @@ def test_a_folder_of_submissions_gives_exact_grades_and_says_what_failed(dist, t
         # over alice, bob and dave: carol's and erin's loops are not graded
         ["exercise-2", "2", "0.67", "0.33", "hidden check: age overtakes pretrain-7b", "1", "2"],
         ["exercise-3", "2", "1.20", "0.60", "a whole number of days, 1 to 28", "1", "0"],
+        ["exercise-4", "2", "0.40", "0.20", "name 'sweep_options' is not defined (the answer cell did not "
+                                            "define it: deleted, renamed or failed)", "3", "0"],
     ]
     assert read_csv(tmp_path / "grades-lms.csv") == [
-        ["student", "exercise-1 (2)", "exercise-2 (2)", "exercise-3 (2)", "total (6)"],
-        ["alice", "2", "2", "2", "6"], ["bob", "2", "0", "2", "4"], ["carol", "0", "", "0", ""],
-        ["dave", "0", "0", "0", "0"], ["erin", "2", "", "2", ""]]
+        ["student", "exercise-1 (2)", "exercise-2 (2)", "exercise-3 (2)", "exercise-4 (2)", "total (8)"],
+        ["alice", "2", "2", "2", "2", "8"], ["bob", "2", "0", "2", "0", "4"], ["carol", "0", "", "0", "0", ""],
+        ["dave", "0", "0", "0", "0", "0"], ["erin", "2", "", "2", "0", ""]]
     failures = {(r[0], r[1]): r[2] for r in read_csv(tmp_path / "grades-failures.csv")[1:]}
     assert failures[("bob", "exercise-2")] == "hidden check: age overtakes pretrain-7b"
     assert "ablation_priority' is not defined" in failures[("carol", "exercise-1")]
@@ -124,9 +132,9 @@ def test_a_folder_of_submissions_gives_exact_grades_and_says_what_failed(dist, t
     assert "grading 1 submissions" in proc.stdout
     after = read_csv(grades)
     assert [r for r in after if r[0] != "bob"] == [r for r in before if r[0] != "bob"]
-    assert [r for r in after if r[0] == "bob"] == [["bob", f"exercise-{n}", "2", "2", "graded"] for n in (1, 2, 3)]
+    assert [r for r in after if r[0] == "bob"] == [["bob", f"exercise-{n}", "2", "2", "graded"] for n in (1, 2, 3, 4)]
     assert ("bob", "exercise-2") not in {(r[0], r[1]) for r in read_csv(tmp_path / "grades-failures.csv")}
-    assert read_csv(tmp_path / "grades-lms.csv")[2] == ["bob", "2", "2", "2", "6"]
+    assert read_csv(tmp_path / "grades-lms.csv")[2] == ["bob", "2", "2", "2", "2", "8"]
 
 
 def test_bad_input_is_reported_and_graded_as_far_as_it_can_be(dist, tmp_path):
@@ -154,7 +162,7 @@ def test_bad_input_is_reported_and_graded_as_far_as_it_can_be(dist, tmp_path):
              "os.write(1, b'RESULT 0 {\"questions\": {}, \"error\": null}\\n')\n"
              "print('RESULT', os.environ.get('NONCE'), '{}')\n"
              "ablation_priority = len(open(found[0], 'rb').read())")
-    write_submission(student, subs / "snoop.ipynb", [snoop, RIGHT[1], RIGHT[2]])
+    write_submission(student, subs / "snoop.ipynb", [snoop, RIGHT[1], RIGHT[2], None])
     grades = tmp_path / "grades.csv"
 
     proc = minislurm("grade", "run", str(subs), "--autograder", str(out / "autograder" / f"{LAB}-autograder.zip"),
@@ -188,18 +196,18 @@ def test_dist_and_student_folders_grade_each_lab_with_its_own_zip(dist, tmp_path
     assert proc.returncode == 0, proc.stdout
     assert read_csv(grades)[1:] == [
         ["grace", f"{lab}/exercise-{n}", str(p), str(p), "graded"]
-        for lab, points in (("05-priority", (2, 2, 2)), ("06-backfill", (2, 3, 2)))
+        for lab, points in (("05-priority", (2, 2, 2, 2)), ("06-backfill", (2, 3, 2)))
         for n, p in enumerate(points, 1)
     ]
     grace = next(line.split() for line in proc.stdout.splitlines() if line.startswith("grace "))
-    assert grace == ["grace", "2/2", "2/2", "2/2", "2/2", "3/3", "2/2", "13/13"]
+    assert grace == ["grace", "2/2", "2/2", "2/2", "2/2", "2/2", "3/3", "2/2", "15/15"]
 
 
 def test_a_submission_past_the_whole_limit_is_not_graded_and_leaves_nothing_running(dist, tmp_path):
     out, _ = dist
     stubborn = "import time\nwhile True:\n    try:\n        time.sleep(30)\n    except KeyboardInterrupt:\n        pass"
     subs = tmp_path / "subs"
-    write_submission(out / "student" / f"{LAB}.ipynb", subs / "frank.ipynb", [RIGHT[0], stubborn, RIGHT[2]])
+    write_submission(out / "student" / f"{LAB}.ipynb", subs / "frank.ipynb", [RIGHT[0], stubborn, RIGHT[2], None])
     grades = tmp_path / "grades.csv"
 
     (tmp_path / "tmp").mkdir()
@@ -212,7 +220,7 @@ def test_a_submission_past_the_whole_limit_is_not_graded_and_leaves_nothing_runn
     assert ("TIMEOUT frank (frank.ipynb) exercise-2: not graded (timed out after 6 s; rerun): "
             "the whole submission ran past its limit") in proc.stdout
     assert read_csv(grades)[1:] == [["frank", f"exercise-{n}", "", "2", "not graded (timed out after 6 s; rerun)"]
-                                    for n in (1, 2, 3)]
+                                    for n in (1, 2, 3, 4)]
     assert grade_processes(tmp_path / "tmp") == []
 
 
@@ -223,7 +231,8 @@ def test_a_right_answer_past_the_limit_is_not_graded_and_a_rerun_grades_it_alone
     autograder = str(out / "autograder" / f"{LAB}-autograder.zip")
     subs, grades = tmp_path / "subs", tmp_path / "grades.csv"
     slow = "import time\ntime.sleep(6)  # a slow machine\n"
-    write_submission(out / "student" / f"{LAB}.ipynb", subs / "slowpoke.ipynb", [slow + RIGHT[0], RIGHT[1], RIGHT[2]])
+    write_submission(out / "student" / f"{LAB}.ipynb", subs / "slowpoke.ipynb",
+                     [slow + RIGHT[0], RIGHT[1], RIGHT[2], None])
     write_submission(out / "student" / f"{LAB}.ipynb", subs / "bob.ipynb", SUBMISSIONS["bob"])
 
     proc = minislurm("grade", "run", str(subs), "--autograder", autograder, "--timeout", "2", "--jobs", "2",
@@ -243,12 +252,12 @@ def test_a_right_answer_past_the_limit_is_not_graded_and_a_rerun_grades_it_alone
                      "--rerun-timed-out", "--out", str(grades))
 
     assert proc.returncode == 0, proc.stdout
-    assert "grading 1 submissions" in proc.stdout and "slowpoke (slowpoke.ipynb): 6/6" in proc.stdout
+    assert "grading 1 submissions" in proc.stdout and "slowpoke (slowpoke.ipynb): 6/8" in proc.stdout
     after = read_csv(grades)
     assert [r for r in after if r[0] != "slowpoke"] == [r for r in before if r[0] != "slowpoke"]
-    assert [r for r in after if r[0] == "slowpoke"] == [["slowpoke", f"exercise-{n}", "2", "2", "graded"]
-                                                         for n in (1, 2, 3)]
-    assert read_csv(tmp_path / "grades-lms.csv")[2] == ["slowpoke", "2", "2", "2", "6"]
+    assert [r for r in after if r[0] == "slowpoke"] == [["slowpoke", f"exercise-{n}", str(p), "2", "graded"]
+                                                         for n, p in ((1, 2), (2, 2), (3, 2), (4, 0))]
+    assert read_csv(tmp_path / "grades-lms.csv")[2] == ["slowpoke", "2", "2", "2", "0", "6"]
     assert ("slowpoke", "exercise-1") not in {(r[0], r[1]) for r in read_csv(tmp_path / "grades-failures.csv")}
 
     proc = minislurm("grade", "run", str(subs), "--autograder", autograder, "--docker", "never",

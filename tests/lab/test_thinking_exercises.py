@@ -32,6 +32,19 @@ WRONG = {
         # right on the public case only: the nodes named, not the GPUs counted
         ('now_options = "-w gpu[01-02] --ntasks-per-node=2 --gres=gpu:2"', "hidden check: it did not start"),
     ],
+    ("04-srun-env", 4): [
+        # chapter 4's layout: every rank sees all of its node's GPUs
+        ('pair_options = "-N2 --ntasks-per-node=2 --gres=gpu:4"', "rank 0 on gpu01 sees GPUs 0,1,2,3, not two of its own"),
+        ('pair_options = "-N2 --ntasks-per-node=4 --gpus-per-task=1"', "it ran 8 ranks, not 4"),
+        # right on four-GPU nodes only: on eight-GPU nodes the four ranks fit on one
+        ('pair_options = "-n4 --gpus-per-task=2"', "hidden check: ranks per node: {'gpu01': 4}"),
+    ],
+    ("05-priority", 4): [
+        ('sweep_options = "--nice=100"', "the sweep started before the evaluation: their priorities were"),
+        ('sweep_options = "--hold"', "the sweep did not run after the evaluation: it waits with reason JobHeldUser"),
+        ('sweep_options = "--begin=now+600"', "waits with reason BeginTime"),
+        ('sweep_options = "--nice=5000"', "hidden check: the background job (nice 1000) started before the sweep"),
+    ],
     ("08b-scenario-1", 3): [
         # chapter 8's chain: 21 one-day links, as if every hour of a link trained
         ('def chain_options(train_days, max_time_h, startup_h):\n'
