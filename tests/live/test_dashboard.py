@@ -95,7 +95,7 @@ class Page:
     page's errors."""
 
     def __init__(self, browser, url: str):
-        self.context = browser.new_context(viewport={"width": 1280, "height": 900})
+        self.context = browser.new_context(viewport={"width": 1280, "height": 600})
         self.page = self.context.new_page()
         self.external, self.errors = [], []
         self.page.route("**/*", self._local_only)

@@ -87,6 +87,8 @@ function colour(user) { // one colour per user, the same on every refresh and in
   return `hsl(${h}, 62%, 52%)`;
 }
 
+const jobs = (n) => `${n} job${n === 1 ? "" : "s"}`;
+
 function fromNow(t, now) {
   if (t == null) return "";
   const s = Math.round(t - now);
@@ -108,7 +110,7 @@ function drawSummary(view) {
   const count = (s) => gpus.filter((g) => g === s).length;
   $("summary").textContent = `${view.nodes.length} nodes, ${gpus.length} GPUs: ${count("alloc")} allocated, ` +
     `${count("idle")} idle, ${count("down") + count("drained")} down or drained. ` +
-    `${Object.keys(view.running).length} jobs running, ${view.queue.pending} pending.`;
+    `${jobs(Object.keys(view.running).length)} running, ${view.queue.pending} pending.`;
 }
 
 function drawGrid(view) {
