@@ -175,7 +175,7 @@ async def metrics_page(request: web.Request) -> web.Response:
 
 async def dashboard_view(request: web.Request) -> web.Response:
     """What the class dashboard shows (minislurm.ctld.dashboard), one view shared by its viewers."""
-    return web.Response(body=request.app[dashboard.SHARED].get(_ctl(request)), content_type="application/json")
+    return web.Response(body=await request.app[dashboard.SHARED].get(_ctl(request)), content_type="application/json")
 
 
 # -- agents ------------------------------------------------------------------------------------

@@ -145,8 +145,9 @@ class Shared:
     def __init__(self) -> None:
         self.body, self.at = b"", -SHARED_FOR
 
-    def get(self, ctl: "Controller") -> bytes:
+    async def get(self, ctl: "Controller") -> bytes:
         if time.monotonic() - self.at >= SHARED_FOR:
+            await ctl.settled()  # commit, then tell: the view shows only what is on disk
             began = time.perf_counter()
             data = view(ctl)
             data["build_ms"] = round((time.perf_counter() - began) * 1000, 1)

@@ -6,12 +6,14 @@ checks the drawn page against the commands in headless Chromium."""
 from __future__ import annotations
 
 import asyncio
+import json
+import sqlite3
 
 from apikit import serve
 from ctldkit import run
 
 from minislurm.core.states import JobState
-from minislurm.ctld import dashboard
+from minislurm.ctld import actions, dashboard
 
 
 def test_the_view_is_the_state_the_plan_and_the_records(tmp_path):
@@ -74,3 +76,29 @@ def test_the_page_is_open_and_its_data_needs_a_token(tmp_path):
         async with serve(tmp_path) as api:
             await test(api)
     asyncio.run(main())
+
+
+def test_the_view_waits_for_what_it_shows_to_be_on_disk(tmp_path):
+    """Commit, then tell: a drain being saved shows on the dashboard only once it is saved."""
+    def saved_drain(name: str) -> bool:
+        db = sqlite3.connect(f"file:{tmp_path / 'state' / 'minislurm.db'}?mode=ro", uri=True)
+        try:
+            (data,) = db.execute("SELECT data FROM nodes WHERE name=?", (name,)).fetchone()
+        finally:
+            db.close()
+        return json.loads(data)["drain"]
+
+    async def test(h):
+        ctl = h.ctl
+        ctl.store.commit_delay = 0.3  # real seconds: the fake clock stands still meanwhile
+        drain = asyncio.ensure_future(actions.update_node(ctl, "root", ["gpu02"], "DRAIN", "fan"))
+        while not ctl.state.nodes.drain[1]:
+            await asyncio.sleep(0)
+        assert ctl.store.busy  # decided, being saved
+        view = json.loads(await dashboard.Shared().get(ctl))
+        on_disk = saved_drain("gpu02")
+        await drain
+        return view, on_disk
+
+    view, on_disk = run(test, tmp_path)
+    assert view["nodes"][1]["state"] == "drain" and on_disk
