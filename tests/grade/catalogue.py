@@ -86,6 +86,8 @@ CATALOGUE: dict[str, dict[int, tuple[str, str | None]]] = {
             '    LabJob("E", submit=180, nodes=1, gpus=2, limit=50 * MIN),\n]\nvictim = "A"',
             None),  # run_scenario refuses what the hidden checks guard against: no such answer
         3: ("window_start_h = 72", None),
+        # no limit: no backfill; as the lab cluster's root, jump the queue (big loses its promise)
+        4: ('eval_options = ""', 'eval_options = "--priority=100000"'),
     },
     "07-failures": {
         1: ("def steps_redone(crash_step, every):\n    return crash_step % every + 1",

@@ -45,6 +45,13 @@ WRONG = {
         ('sweep_options = "--begin=now+600"', "waits with reason BeginTime"),
         ('sweep_options = "--nice=5000"', "hidden check: the background job (nice 1000) started before the sweep"),
     ],
+    ("06-backfill", 4): [
+        ('eval_options = ""', "the evaluation did not start: it waits with reason Priority (its limit: UNLIMITED)"),
+        ('eval_options = "--time=15"', "it waits with reason Priority (its limit: 15 minutes)"),
+        ('eval_options = "--time=3"', "its limit of 3 minutes is shorter than the four minutes it runs"),
+        # as the lab cluster's root (an operator) --priority jumps the queue: big loses its promise
+        ('eval_options = "--priority=100000"', "hidden check: big's promised start moved: no promised start any more"),
+    ],
     ("08b-scenario-1", 3): [
         # chapter 8's chain: 21 one-day links, as if every hour of a link trained
         ('def chain_options(train_days, max_time_h, startup_h):\n'
