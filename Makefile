@@ -16,7 +16,8 @@ $(STAMP): requirements.txt pyproject.toml
 	touch $(STAMP)
 	@echo "$(VENV) is ready."
 
-# The tools ML people drive Slurm with (submitit, dask-jobqueue, parsl: requirements-clients.txt),
+# The tools ML people drive Slurm with (submitit, dask-jobqueue, parsl, snakemake, torchx,
+# batchspawner: requirements-clients.txt),
 # in a virtualenv of their own so that their pins never bend the project's; tests/clients runs
 # them against live clusters.
 CLIENTS       := .venv-clients
