@@ -25,6 +25,7 @@ import sys
 import time
 from pathlib import Path
 
+from minislurm.cluster.base import COMMANDS
 from minislurm.cluster.compose import CTLD_PORT, SLURMD_PORT
 
 ETC = Path("/etc/slurm")
@@ -34,8 +35,6 @@ STATE = Path("/var/spool/slurmctld")
 SPOOL = Path("/var/spool/slurmd")
 VENV_BIN = "/opt/venv/bin"
 PYTHON = f"{VENV_BIN}/python"
-COMMANDS = ("sbatch", "srun", "squeue", "scancel", "sinfo", "sacct", "scontrol", "sprio", "sshare", "sacctmgr",
-            "sdiag")
 
 
 def _settings(text: str) -> dict:

@@ -165,6 +165,16 @@ def test_sinfo_on_the_login_node(cluster):
     assert cluster.run("sinfo", "-N", "-h", "-o", "%N %c %G").stdout == "gpu01 16 gpu:8\ngpu02 16 gpu:8\n"
 
 
+def test_every_command_of_a_local_cluster_is_on_the_login_node(cluster):
+    """The image installs the one list of commands a local cluster's bin/ has (salloc, sstat,
+    seff and jobstats were missing from the image's own copy)."""
+    from minislurm.cluster.base import COMMANDS
+
+    for name in COMMANDS:
+        r = cluster.run(name, "-V")
+        assert r.returncode == 0 and r.stdout.split()[0] in ("slurm", name), (name, r)  # seff, jobstats: theirs
+
+
 # -- users -----------------------------------------------------------------------------------
 def test_students_submit_as_themselves_with_one_uid_everywhere(cluster):
     added, errors = cluster.add_users("alice", "bob")
