@@ -246,6 +246,8 @@ def test_the_page_shows_what_the_commands_say(live, page):
                              f"from {ran_on}" in e["text"] for e in s["events"]), what="the requeue among the events")
     runs = live.run("sacct", "-j", str(b), "-D", "-X", "-n", "-P", "-o", "State,NodeList").stdout.splitlines()
     assert runs[0] == f"REQUEUED|{ran_on}"  # the event is sacct's record of the requeued run
+    page.page.hover(f'#grid .gpu[data-job="{a}"]')  # what a square is, in the line at the bottom
+    assert page.page.inner_text("#tip").endswith(f"GPU 0: job {a} (train) of {ME}")
     shot = page.shot("dashboard")
     assert shot.stat().st_size > 20_000
     if os.environ.get("MINISLURM_BOOK_IMAGES") == "1":

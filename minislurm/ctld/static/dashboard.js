@@ -119,15 +119,15 @@ function drawGrid(view) {
     const idle = gpuState(node);
     const cells = node.gpus.map((jobId, g) => {
       const job = view.running[jobId];
-      if (!job) return `<i class="gpu ${idle}" data-gpu="${g}" data-state="${idle}" title="${esc(node.name)} GPU ${g}: ${idle}"></i>`;
+      if (!job) return `<i class="gpu ${idle}" data-gpu="${g}" data-state="${idle}" data-tip="${esc(node.name)} GPU ${g}: ${idle}"></i>`;
       users.add(job.user);
       return `<i class="gpu alloc" data-gpu="${g}" data-state="alloc" data-job="${jobId}" data-user="${esc(job.user)}"` +
-        ` style="background:${colour(job.user)}" title="${esc(node.name)} GPU ${g}: job ${esc(job.id)} (${esc(job.name)}) of ${esc(job.user)}"></i>`;
+        ` style="background:${colour(job.user)}" data-tip="${esc(node.name)} GPU ${g}: job ${esc(job.id)} (${esc(job.name)}) of ${esc(job.user)}"></i>`;
     }).join("");
     const star = node.not_responding ? "*" : "";
     const why = node.reason ? `: ${node.reason}` : "";
     return `<div class="node ${esc(node.state)}" data-node="${esc(node.name)}" data-state="${esc(node.state + star)}"` +
-      ` title="${esc(node.name)} ${esc(node.state + star)}${esc(why)}"><span class="name">${esc(node.name)} ${esc(node.state + star)}</span>` +
+      ` data-tip="${esc(node.name)} ${esc(node.state + star)}${esc(why)}"><span class="name">${esc(node.name)} ${esc(node.state + star)}</span>` +
       `<span class="gpus">${cells}</span></div>`;
   }).join(""));
   const key = [["idle", "idle"], ["down", "down"], ["drained", "drained or draining"], ["reserved", "reserved"]]
@@ -179,10 +179,11 @@ function drawGantt(view) {
   put(svg, parts.join(""));
 }
 
-// What a bar of the Gantt chart is, under the chart while the pointer is on it (SVG's own
-// <title> tooltips cost more to draw than the chart itself).
+// What the pointer is on (a GPU, a node, a bar, a reason), in the line at the bottom: thousands
+// of title attributes, one per square, would cost more to draw than the squares themselves.
 function showTip(event) {
-  $("gantt-tip").textContent = event.target.dataset.tip || "";
+  const on = event.target.closest("[data-tip]");
+  if (on) $("tip").textContent = on.dataset.tip;
 }
 
 function runs(indices) { // [3, 4, 5, 9] -> [[3, 5], [9, 9]]: one rectangle per run of neighbours
@@ -202,7 +203,7 @@ function drawQueue(view) {
   put(document.querySelector("#queue tbody"), q.jobs.map((j) =>
     `<tr data-job="${j.job_id}"><td>${esc(j.id)}</td><td>${esc(j.user)}</td><td>${esc(j.account)}</td>` +
     `<td>${esc(j.name)}</td><td>${j.nodes}</td><td>${j.gpus}</td><td>${j.priority}</td>` +
-    `<td class="reason" title="${esc(j.meaning)}">${esc(j.reason)}</td>` +
+    `<td class="reason" data-tip="${esc(j.reason)}: ${esc(j.meaning)}">${esc(j.reason)}</td>` +
     `<td class="start" data-start="${j.expected_start ?? ""}">${fromNow(j.expected_start, view.now)}</td>` +
     `<td>${esc(j.planned_nodes)}</td></tr>`).join(""));
 }
@@ -211,8 +212,8 @@ function drawShares(view) {
   const pct = (x) => `${(100 * (x || 0)).toFixed(1)}%`;
   put($("shares"), view.shares.length ? `<div class="share"><b>account</b><b>shares / usage</b><b>LevelFS</b>` +
     view.shares.map((s) => `<span data-account="${esc(s.account)}" data-norm-shares="${s.norm_shares}">${esc(s.account)}</span>` +
-      `<span><div class="bar" style="width:${pct(s.norm_shares)}" title="normalised shares ${pct(s.norm_shares)}"></div>` +
-      `<div class="bar usage" style="width:${pct(s.effective_usage)}" title="effective usage ${pct(s.effective_usage)}"></div></span>` +
+      `<span><div class="bar" style="width:${pct(s.norm_shares)}" data-tip="${esc(s.account)}: normalised shares ${pct(s.norm_shares)}"></div>` +
+      `<div class="bar usage" style="width:${pct(s.effective_usage)}" data-tip="${esc(s.account)}: effective usage ${pct(s.effective_usage)}"></div></span>` +
       `<span>${s.level_fs == null ? "" : s.level_fs === "inf" ? "inf" : Number(s.level_fs).toFixed(3)}</span>`).join("") + "</div>"
     : "no fair-share tree (PriorityType is not priority/multifactor)");
 }
@@ -226,5 +227,5 @@ function drawEvents(view) {
   }).join("") || "<li>nothing yet</li>");
 }
 
-$("gantt").addEventListener("mouseover", showTip);
+document.addEventListener("mouseover", showTip);
 refresh();
