@@ -25,7 +25,15 @@ def parser() -> ArgumentParser:
     p.add_argument("--limit-jobs", type=int, help="replay only the first M jobs")
     p.add_argument("--mtbf-hours", type=float, help="inject node failures with this mean time between failures")
     p.add_argument("--repair-hours", type=float, default=1.0)
+    p.add_argument("--failure-shape", type=float, default=1.0,
+                   help="Weibull shape k of the up-times: 1 exponential (default), < 1 bursts after each repair")
+    p.add_argument("--lemon-fraction", type=float, default=0.0,
+                   help="share of nodes that are lemons (default 0)")
+    p.add_argument("--lemon-factor", type=float, default=10.0,
+                   help="how many times as often a lemon fails (default 10)")
     p.add_argument("--checkpoint-interval", type=float, help="seconds between job checkpoints (failures only)")
+    p.add_argument("--checkpoint-cost", type=float, default=0.0,
+                   help="seconds each checkpoint takes to write (default 0)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--no-progress", action="store_true")
@@ -38,9 +46,12 @@ def main(argv: list[str]) -> int:
     checks = [(name, "must be at least 1", lambda v: v >= 1)
               for name in ("nodes", "cpus_per_node", "bf_max_job_test", "limit_jobs")]
     checks += [("gpus_per_node", "must not be negative", lambda v: v >= 0),
-               ("repair_hours", "must not be negative", lambda v: v >= 0)]
+               ("repair_hours", "must not be negative", lambda v: v >= 0),
+               ("checkpoint_cost", "must not be negative", lambda v: 0 <= v < float("inf")),
+               ("lemon_fraction", "must be between 0 and 1", lambda v: 0 <= v <= 1),
+               ("lemon_factor", "must be at least 1", lambda v: 1 <= v < float("inf"))]
     checks += [(name, "must be a positive number", lambda v: 0 < v < float("inf"))
-               for name in ("bf_interval", "mtbf_hours", "checkpoint_interval")]
+               for name in ("bf_interval", "mtbf_hours", "checkpoint_interval", "failure_shape")]
     for name, rule, ok in checks:
         value = getattr(args, name)
         if value is not None and not ok(value):
@@ -59,7 +70,9 @@ def main(argv: list[str]) -> int:
             trace=args.trace, fmt=args.format, nodes=args.nodes, cpus_per_node=args.cpus_per_node,
             gpus_per_node=args.gpus_per_node, policy=args.policy, bf_max_job_test=args.bf_max_job_test,
             bf_interval=args.bf_interval, limit_jobs=args.limit_jobs, config=config, accounts=accounts, mtbf_h=args.mtbf_hours,
-            repair_h=args.repair_hours, checkpoint_interval_s=args.checkpoint_interval, seed=args.seed,
+            repair_h=args.repair_hours, failure_shape=args.failure_shape, lemon_fraction=args.lemon_fraction,
+            lemon_factor=args.lemon_factor, checkpoint_interval_s=args.checkpoint_interval,
+            checkpoint_cost_s=args.checkpoint_cost, seed=args.seed,
             progress=not args.no_progress and sys.stderr.isatty(), charts=not args.no_charts)
         summary = replay(opts, args.out)
     except (OSError, ValueError) as exc:

@@ -32,7 +32,11 @@ class ReplayOptions:
     accounts: str | Path | None = None  # accounts.conf (associations, shares) for fair share
     mtbf_h: float | None = None
     repair_h: float = 1.0
+    failure_shape: float = 1.0  # Weibull k of the up-times (sim/failures.py)
+    lemon_fraction: float = 0.0
+    lemon_factor: float = 10.0
     checkpoint_interval_s: float | None = None
+    checkpoint_cost_s: float = 0.0
     seed: int = 0
     progress: bool = False
     charts: bool = True
@@ -74,9 +78,10 @@ def replay(opts: ReplayOptions, out: str | Path | None) -> dict:
     if not read.jobs:
         why = f" ({read.skipped} unusable lines skipped)" if read.skipped else ""
         raise ValueError(f"no jobs to replay in {opts.trace}{why}")
-    failures = FailureModel(opts.mtbf_h * 3600, opts.repair_h * 3600, opts.seed) if opts.mtbf_h else None
-    sim = Simulator(cfg, read.jobs, failures=failures,
-                    checkpoint_interval=opts.checkpoint_interval_s, progress=opts.progress,
+    failures = FailureModel(opts.mtbf_h * 3600, opts.repair_h * 3600, opts.seed, shape=opts.failure_shape,
+                            lemon_fraction=opts.lemon_fraction, lemon_factor=opts.lemon_factor) if opts.mtbf_h else None
+    sim = Simulator(cfg, read.jobs, failures=failures, checkpoint_interval=opts.checkpoint_interval_s,
+                    checkpoint_cost=opts.checkpoint_cost_s, progress=opts.progress,
                     fairshare=fairshare_book(cfg, opts.accounts))
     records = sim.run()
     if sim.rejected:

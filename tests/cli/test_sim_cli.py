@@ -151,12 +151,30 @@ def test_config_policy_is_kept_unless_overridden(tmp_path: Path, capsys) -> None
     assert got == [("fifo", 7, 4, False), ("easy", 9, 4, True)]
 
 
+def test_failure_model_options_reach_the_replay(tmp_path: Path, capsys) -> None:
+    """Lemons fail more often, and checkpoints that take time to write make every job longer:
+    the same trace, seed and MTBF with and without them."""
+    def run(*extra) -> dict:
+        rc, stdout, _ = sim(capsys, "--trace", PHILLY, "--limit-jobs", 100, "--nodes", 16, "--mtbf-hours", 200,
+                            "--checkpoint-interval", 1800, "--no-charts", "--out", tmp_path / str(len(extra)), *extra)
+        assert rc == 0
+        return json.loads(stdout)
+
+    plain, lemons = run(), run("--lemon-fraction", 0.25, "--lemon-factor", 20)
+    costly = run("--checkpoint-cost", 600)
+    assert lemons["node_failures"] > 2 * plain["node_failures"]
+    assert costly["jct_mean_s"] > plain["jct_mean_s"]
+
+
 BAD = {
     "missing trace": (["--trace", "{tmp}/nope.swf"], "No such file or directory"),
     "undetectable format": (["--trace", "{tmp}/notes.txt"], "cannot tell the trace format"),
     "nodes 0": (["--trace", str(HPC2N), "--nodes", "0"], "--nodes must be at least 1"),
     "bf-interval 0": (["--trace", str(HPC2N), "--bf-interval", "0"], "--bf-interval must be a positive"),
     "mtbf negative": (["--trace", str(HPC2N), "--mtbf-hours", "-5"], "--mtbf-hours must be a positive"),
+    "lemons over 1": (["--trace", str(HPC2N), "--lemon-fraction", "1.5"], "--lemon-fraction must be between 0"),
+    "shape 0": (["--trace", str(HPC2N), "--failure-shape", "0"], "--failure-shape must be a positive"),
+    "cost negative": (["--trace", str(HPC2N), "--checkpoint-cost", "-1"], "--checkpoint-cost must not be"),
     "all lines corrupt": (["--trace", "{tmp}/junk.swf"], "no jobs to replay in {tmp}/junk.swf (3 unusable"),
     "bad config": (["--trace", str(HPC2N), "--config", "{tmp}/slurm.conf"], "slurm.conf line 1"),
     "gpu trace without gpus": (["--trace", str(PHILLY), "--gpus-per-node", "0"], "gpus_per_node must be"),
