@@ -108,6 +108,8 @@ CATALOGUE: dict[str, dict[int, tuple[str, str | None]]] = {
             "best_interval_s = sorted(points, key=lambda p: p.total_gpu_h(120))[1].interval_s", None),
         3: ("young_2node_h = math.sqrt(2 * 120 * (500 * 3600 / 2)) / 60",
             "young_2node_h = math.sqrt(2 * 120 * 500 * 3600) / 3600"),
+        # the lemon excluded, but the requeued run's log overwrites the first attempt's
+        4: ('run_options = "--exclude=gpu03"', None),
     },
     "08b-scenario-1": {
         1: ("def job_mtbf_h(node_mtbf_h, nodes):\n    return node_mtbf_h / (nodes + 1)", None),

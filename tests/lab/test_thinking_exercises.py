@@ -52,6 +52,13 @@ WRONG = {
         # as the lab cluster's root (an operator) --priority jumps the queue: big loses its promise
         ('eval_options = "--priority=100000"', "hidden check: big's promised start moved: no promised start any more"),
     ],
+    ("08-at-scale", 4): [
+        ('run_options = ""', "it runs on gpu[01-04], gpu03 among them"),
+        ('run_options = "--exclude=gpu03"', "the first attempt's lines are gone"),
+        ('run_options = "--exclude=gpu03 --open-mode=append --no-requeue"', "the job ended NODE_FAIL, not requeued"),
+        # the right nodes by name: the requeued run waits for the crashed one
+        ('run_options = "-w gpu[01-02,04-05] --open-mode=append"', "the requeued run did not run: it waits with reason"),
+    ],
     ("08b-scenario-1", 3): [
         # chapter 8's chain: 21 one-day links, as if every hour of a link trained
         ('def chain_options(train_days, max_time_h, startup_h):\n'
