@@ -23,8 +23,18 @@ pytestmark = pytest.mark.daemons  # the checks start live clusters
 
 LABS = Path(__file__).resolve().parents[2] / "labs"
 
+WHY = 'why = {"eval": "busy", "big": "never", "report": "dependency", "sweep": "behind"}\n'  # lab 1's reasons, right
+
 # (lab, exercise) -> [(a wrong answer, what its failure message must say)]
 WRONG = {
+    ("01-cluster-basics", 4): [
+        # big as it was: three nodes on a two-node cluster
+        (WHY + 'big_fixed = "-N3 --gres=gpu:1 --time=10"', "big_fixed waits with reason PartitionNodeLimit"),
+        (WHY + 'big_fixed = "-N1 --gres=gpu:3"', "big_fixed's limit is UNLIMITED, not big's 10 minutes"),
+        (WHY + 'big_fixed = "-N1 --gres=gpu:2 --time=10"', "big_fixed holds 2 GPUs in all, not three"),
+        (WHY.replace('"eval": "busy"', '"eval": "behind"') + 'big_fixed = "-N1 --gres=gpu:3 --time=10"',
+         "not what eval's reason means"),
+    ],
     ("03-gres-packing", 4): [
         ('now_options = "--gres=gpu:4"', "waits with reason Resources while 2 on gpu01, 2 on gpu02 GPUs are free"),
         ('now_options = "-N2 --gres=gpu:2"', "it ran 2 tasks, not 4"),
