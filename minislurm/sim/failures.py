@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Iterator
+from itertools import takewhile
 from dataclasses import dataclass
 
 
@@ -32,6 +33,7 @@ class FailureModel:
     shape: float = 1.0  # Weibull k: 1 exponential, < 1 infant mortality and bursts, > 1 wear-out
     lemon_fraction: float = 0.0  # share of nodes that are lemons
     lemon_factor: float = 10.0  # a lemon's mean up-time is mtbf_s / lemon_factor
+    until: float = math.inf  # no failure from this time on: failures in a window (a reservation's)
 
     def __post_init__(self) -> None:
         if self.shape <= 0 or self.repair_s < 0 or not 0 <= self.lemon_fraction <= 1 or self.lemon_factor < 1:
@@ -51,7 +53,26 @@ class FailureModel:
 
     def uptimes(self, node: int) -> Iterator[float]:
         """The seconds ``node`` runs before each of its failures, the first from t=0 and each
-        later one from its return; none if it never fails (``mtbf_s`` 0)."""
+        later one from its return, none from ``until`` on; none if it never fails (``mtbf_s`` 0)."""
+        return (uptime for uptime, _ in self._lives(node))
+
+    def failure_times(self, node: int, until: float) -> list[float]:
+        """When ``node`` fails before ``until``, each repair taking ``repair_s``: the times the
+        simulator kills it, read without a simulation (it brings a node back no sooner than it
+        has noticed it died, SlurmdTimeout after the failure)."""
+        return [failed for _, failed in takewhile(lambda life: life[1] < until, self._lives(node))]
+
+    def _lives(self, node: int) -> Iterator[tuple[float, float]]:
+        """(up-time, when it ends in a failure), each from the node's return after the last."""
+        now = 0.0
+        for uptime in self._draws(node):
+            now += uptime
+            if now >= self.until:
+                return
+            yield uptime, now
+            now += self.repair_s
+
+    def _draws(self, node: int) -> Iterator[float]:
         if self.mtbf_s <= 0:
             return
         rng, mean = random.Random(f"{self.seed}:{node}"), self.mean_uptime(node)
@@ -61,19 +82,6 @@ class FailureModel:
         scale = self.scale(mean)
         while True:
             yield rng.weibullvariate(scale, self.shape)
-
-    def failure_times(self, node: int, until: float) -> list[float]:
-        """When ``node`` fails before ``until``, each repair taking ``repair_s``: the times the
-        simulator kills it, read without a simulation (it brings a node back no sooner than it
-        has noticed it died, SlurmdTimeout after the failure)."""
-        times, now = [], 0.0
-        for uptime in self.uptimes(node):
-            now += uptime
-            if now >= until:
-                break
-            times.append(now)
-            now += self.repair_s
-        return times
 
 
 def checkpointed(progress: float, interval: float | None, cost: float = 0.0) -> float:

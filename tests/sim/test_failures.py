@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from itertools import islice
 from pathlib import Path
 
 import pytest
 
 from minislurm.core.cluster import simple_cluster
+from minislurm.core.reservation import AdvanceReservation
 from minislurm.sim.engine import Simulator
 from minislurm.sim.failures import FailureModel, checkpointed, wall_time
 from minislurm.sim.metrics import summarize
@@ -189,3 +191,18 @@ def test_checkpoints_reduce_lost_gpu_hours() -> None:
         lost.append(s["gpu_hours_lost_to_failures"])
     assert all(x > y for x, y in zip(lost, lost[1:])), lost
     assert lost[-1] < lost[0] / 5
+
+
+def test_failures_stop_at_until_so_a_replay_with_a_job_that_cannot_run_ends():
+    """Failures in a window: none from ``until`` on.  A job that waits for a reservation that
+    has ended can never start; with failures for ever the replay would never end, with failures
+    until the window's end it stops with the simulator's "can never start"."""
+    model = FailureModel(mtbf_s=3600.0, repair_s=600.0, seed=3)
+    windowed = replace(model, until=20 * 3600.0)
+    times = windowed.failure_times(0, float("inf"))
+    assert times and max(times) < 20 * 3600 and times == model.failure_times(0, 20 * 3600)
+    assert list(windowed.uptimes(0)) == list(islice(model.uptimes(0), len(times)))  # the same draws, cut
+    resv = AdvanceReservation("r", ("node01",), 0.0, 3600.0, users=frozenset({"u"}))
+    late = TraceJob(1, 7200.0, 60.0, 60.0, 1, 1, 0, user="u", reservation="r")
+    with pytest.raises(ValueError, match="can never start"):
+        Simulator(simple_cluster(1, gpus=0), [late], reservations=[resv], failures=windowed).run()
