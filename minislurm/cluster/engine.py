@@ -78,7 +78,8 @@ def compose_command() -> list[str]:
                       f"minislurm needs docker compose v2 or docker-compose 1.27 or newer")
 
 
-SOURCES = ("minislurm", "examples", "labs", "data")  # what the images hold of the project, hashed
+# What the images hold of the project, and the cluster image's recipe and pins, hashed.
+SOURCES = ("minislurm", "examples", "labs", "data", "docker/minislurm")
 LABEL = "minislurm.source"
 GRADER_BUILD_SCRIPT = BUILD_SCRIPT.parents[1] / "grader" / "build.sh"
 MAKE_TARGET = {BUILD_SCRIPT: "make cluster-image", GRADER_BUILD_SCRIPT: "make grader-image"}

@@ -23,14 +23,13 @@ from pathlib import Path
 
 import pytest
 
-from minislurm.cluster import engine
+from minislurm.cluster import compose, engine
 from minislurm.cluster.docker import DockerCluster
 
 sys.path.insert(0, str(Path(__file__).parent))
 from hubkit import Student  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-BUILD = ROOT / "docker" / "minislurm" / "build.sh"
 ROSTER = "user,password,email\nalice,correct horse,alice@example.org\nbob,battery staple,bob@example.org\n"
 PASSWORDS = {"alice": "correct horse", "bob": "battery staple"}
 ENDED = {"COMPLETED", "CANCELLED", "FAILED", "TIMEOUT"}
@@ -67,9 +66,7 @@ def until(test, timeout: float, what: str, step: float = 0.25):
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    r = subprocess.run(["sh", str(BUILD), "-q"], env={**os.environ, "PY": sys.executable}, capture_output=True,
-                       text=True, timeout=1200)
-    assert r.returncode == 0, r.stderr[-2000:]
+    engine.ensure_image(compose.IMAGE)  # built already by tests/docker/test_cluster.py, unless stale
     folder = tmp_path_factory.mktemp("hub")
     c = DockerCluster(2, 8, 16, 32_000, dir=folder / "cluster", build=False, hub_port=free_port())
     try:
