@@ -25,6 +25,11 @@ LABS = Path(__file__).resolve().parents[2] / "labs"
 
 WHY = 'why = {"eval": "busy", "big": "never", "report": "dependency", "sweep": "behind"}\n'  # lab 1's reasons, right
 
+# lab 2's batch script, with what varies left open
+RANKS = ('my_script = """#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node={n}\n#SBATCH {gpus}\n'
+         '#SBATCH --output={out}\nsrun {srun}bash -c \'echo "rank $SLURM_PROCID on $SLURMD_NODENAME gpu '
+         '$CUDA_VISIBLE_DEVICES"\'\n"""')
+
 # (lab, exercise) -> [(a wrong answer, what its failure message must say)]
 WRONG = {
     ("01-cluster-basics", 4): [
@@ -34,6 +39,15 @@ WRONG = {
         (WHY + 'big_fixed = "-N1 --gres=gpu:2 --time=10"', "big_fixed holds 2 GPUs in all, not three"),
         (WHY.replace('"eval": "busy"', '"eval": "behind"') + 'big_fixed = "-N1 --gres=gpu:3 --time=10"',
          "not what eval's reason means"),
+    ],
+    ("02-batch-jobs", 4): [
+        (RANKS.format(n=3, gpus="--gpus-per-task=1", out="ranks-%j.out", srun="--gpus-per-task=1 "),
+         "lines for ranks [0, 1, 2, 3, 4, 5], not one for each of the ranks 0-7"),
+        # GPUs per node: every task sees its node's four
+        (RANKS.format(n=4, gpus="--gres=gpu:4", out="ranks-%j.out", srun=""), "sees GPUs 0,1,2,3: a task should see one"),
+        # right as a fresh cluster's first job only
+        (RANKS.format(n=4, gpus="--gpus-per-task=1", out="ranks-1.out", srun="--gpus-per-task=1 "),
+         "hidden check: no rank lines in ranks-<job id>.out"),
     ],
     ("03-gres-packing", 4): [
         ('now_options = "--gres=gpu:4"', "waits with reason Resources while 2 on gpu01, 2 on gpu02 GPUs are free"),
