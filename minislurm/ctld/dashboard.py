@@ -47,7 +47,7 @@ PAGES = {"/dashboard": ("dashboard.html", "text/html"), "/dashboard/dashboard.js
          "/dashboard/dashboard.css": ("dashboard.css", "text/css")}
 # Only this server's own files, scripts and styles: the page cannot load anything from elsewhere.
 POLICY = "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors *"
-QUEUE_ROWS = 100  # the queue's first jobs are listed; the rest are counted
+QUEUE_ROWS = 50  # the queue's first jobs are listed; the rest are counted (by reason)
 EVENTS = 30
 LOST = (JobState.NODE_FAIL.name, JobState.REQUEUED.name)
 SHARED_FOR = 0.5  # seconds one built view answers every viewer

@@ -45,9 +45,9 @@ SNAPSHOT = """() => {
     nodes: Object.fromEntries(all(".node").map((n) => [n.dataset.node, {
       state: n.dataset.state,
       gpus: Array.from(n.querySelectorAll(".gpu")).map((g) => [g.dataset.state, g.dataset.job || null])}])),
-    running: all("#gantt rect.running").map((r) => r.dataset.job),
-    promised: all("#gantt rect.promise").map((r) => r.dataset.job),
-    reservations: all("#gantt rect.reservation").map((r) => r.dataset.resv),
+    running: all("#gantt .running").map((r) => r.dataset.job),
+    promised: all("#gantt .promise").map((r) => r.dataset.job),
+    reservations: all("#gantt .reservation").map((r) => r.dataset.resv),
     queue: Object.fromEntries(all("#queue tbody tr").map((r) => [r.dataset.job, {
       reason: r.querySelector(".reason").textContent, start: r.querySelector(".start").dataset.start}])),
     shares: Object.fromEntries(all("[data-account]").map((s) => [s.dataset.account, Number(s.dataset.normShares)])),

@@ -156,22 +156,21 @@ function drawGantt(view) {
       `<text x="${at}" y="11" text-anchor="${i ? (i === 6 ? "end" : "middle") : "start"}">${i ? clock(t) : "now"}</text>`);
   }
   if (row >= 9) nodes.forEach((n, i) => parts.push(`<text x="0" y="${top + row * i + row - 2}">${esc(n.name)}</text>`));
+  // One outline per job (or reservation), made of a box per run of neighbouring nodes.
+  const outline = (x0, x1, nodeList, pad) => runs(nodeList).map(([a, b]) =>
+    `M${x0},${top + row * a + pad}H${Math.max(x0 + 1, x1)}V${top + row * (b + 1) - pad}H${x0}Z`).join("");
   for (const r of view.plan.reservations) {
-    for (const [a, b] of runs(r.nodes)) {
-      parts.push(`<rect class="reservation" data-resv="${esc(r.name)}" data-tip="reservation ${esc(r.name)}"` +
-        ` x="${x(r.start)}" y="${top + row * a}" width="${x(r.end ?? now + span) - x(r.start)}" height="${row * (b - a + 1)}"/>`);
-    }
+    parts.push(`<path class="reservation" data-resv="${esc(r.name)}" data-tip="reservation ${esc(r.name)}"` +
+      ` d="${outline(x(r.start), x(r.end ?? now + span), r.nodes, 0)}"/>`);
   }
   for (const bar of bars) {
     const x0 = x(bar.start), x1 = x(bar.end ?? now + span);
     const tip = `job ${esc(bar.id)} (${esc(bar.name)}) of ${esc(bar.user)}, ` +
       `${bar.kind === "promise" ? "promised a start at " + clock(bar.start) : "running"}, until ${bar.end ? clock(bar.end) : "no limit"}`;
-    for (const [a, b] of runs(bar.nodes)) {
-      const y = top + row * a + 1, h = row * (b - a + 1) - 2;
-      parts.push(`<rect class="${bar.kind}" data-job="${bar.job_id}" data-tip="${tip}" x="${x0}" y="${y}"` +
-        ` width="${Math.max(1, x1 - x0)}" height="${h}" fill="${colour(bar.user)}" stroke="${colour(bar.user)}"/>`);
-      if (h >= 9 && x1 - x0 > 30) parts.push(`<text x="${x0 + 3}" y="${y + Math.min(h, 12) - 2}">${esc(bar.id)}</text>`);
-    }
+    parts.push(`<path class="${bar.kind}" data-job="${bar.job_id}" data-tip="${tip}" fill="${colour(bar.user)}"` +
+      ` stroke="${colour(bar.user)}" d="${outline(x0, x1, bar.nodes, 1)}"/>`);
+    const [a, b] = runs(bar.nodes)[0];
+    if (row * (b - a + 1) >= 11 && x1 - x0 > 30) parts.push(`<text x="${x0 + 3}" y="${top + row * a + 11}">${esc(bar.id)}</text>`);
   }
   parts.push(`<line class="now" x1="${left}" x2="${left}" y1="${top - 4}" y2="${height}"/>`);
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
