@@ -30,6 +30,26 @@ RANKS = ('my_script = """#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-no
          '#SBATCH --output={out}\nsrun {srun}bash -c \'echo "rank $SLURM_PROCID on $SLURMD_NODENAME gpu '
          '$CUDA_VISIBLE_DEVICES"\'\n"""')
 
+# lab 7's job as the lab gives it: not requeued, no checkpoint, its log truncated
+FRAGILE = """#!/bin/bash
+#SBATCH --job-name=sum
+#SBATCH --output=%x-%j.out
+#SBATCH --no-requeue
+total=0
+for step in $(seq 1 20); do
+    sleep 0.2
+    total=$((total + step))
+    echo "step $step"
+done
+echo $total > result.txt
+"""
+
+
+def worked(lab: str, n: int) -> str:
+    nb = nbformat.read(LABS / f"{lab}.ipynb", as_version=4)
+    return nb.cells[read_exercises(nb)[n].answer].source
+
+
 # (lab, exercise) -> [(a wrong answer, what its failure message must say)]
 WRONG = {
     ("01-cluster-basics", 4): [
@@ -75,6 +95,14 @@ WRONG = {
         ('eval_options = "--time=3"', "its limit of 3 minutes is shorter than the four minutes it runs"),
         # as the lab cluster's root (an operator) --priority jumps the queue: big loses its promise
         ('eval_options = "--priority=100000"', "hidden check: big's promised start moved: no promised start any more"),
+    ],
+    ("07-failures", 4): [
+        (f"safe_script = {FRAGILE!r}", "the job was not requeued when its node failed: it ended NODE_FAIL"),
+        ("safe_script = " + repr(FRAGILE.replace("--no-requeue", "--requeue\n#SBATCH --open-mode=append")),
+         "hidden check: the requeued run started over from step 1"),
+        # checkpointed and requeued, but the second run truncates the log
+        (worked("07-failures", 4).replace("#SBATCH --open-mode=append\n", ""),
+         "hidden check: the log does not show both runs"),
     ],
     ("08-at-scale", 4): [
         ('run_options = ""', "it runs on gpu[01-04], gpu03 among them"),
@@ -136,11 +164,6 @@ def judge(lab: str, n: int, answer: str) -> str | None:
     return None
 
 
-def worked(lab: str, n: int) -> str:
-    nb = nbformat.read(LABS / f"{lab}.ipynb", as_version=4)
-    return nb.cells[read_exercises(nb)[n].answer].source
-
-
 @pytest.mark.parametrize("lab, n", sorted(WRONG))
 def test_the_worked_answer_passes(lab, n):
     assert judge(lab, n, worked(lab, n)) is None
@@ -153,3 +176,8 @@ def test_a_wrong_answer_fails_saying_what_is_wrong(lab, n, answer, says):
     assert message is not None, "a wrong answer passed"
     assert says in message, message
 
+
+
+def test_every_lab_has_such_an_exercise_with_two_wrong_answers_or_more():
+    assert {lab for lab, _ in WRONG} >= {p.stem for p in LABS.glob("*.ipynb")}
+    assert all(len(cases) >= 2 for cases in WRONG.values())
