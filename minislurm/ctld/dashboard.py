@@ -25,6 +25,7 @@ one build per half second, whatever their number.
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -69,16 +70,19 @@ def _nodes(ctl: "Controller", views: list[dict]) -> list[dict]:
             for g in gpus:
                 holder[n][g] = job.job_id
     return [{"name": v["name"], "state": v["state"], "not_responding": "NOT_RESPONDING" in v["flags"],
-             "reason": v["reason"], "cpus": v["cpus"], "alloc_cpus": v["alloc_cpus"], "gpus": holder[i]}
-            for i, v in enumerate(views)]
+             "reason": v["reason"], "gpus": holder[i]} for i, v in enumerate(views)]
+
+
+def _end(start: float, length: float) -> float | None:
+    """When something that starts at ``start`` and lasts ``length`` ends (None: never)."""
+    return None if length == math.inf else start + length
 
 
 def _running(ctl: "Controller") -> dict[int, dict]:
     """The running jobs, by id: whose they are, and their nodes (as indices into ``nodes``)
-    from their start to their time limit (``end`` None: no limit)."""
-    return {job.job_id: {"id": job.display_id, "name": job.name, "user": job.user, "account": job.account,
-                         "nodes": list(job.alloc.nodes), "start": job.start_time,
-                         "end": job.start_time + job.time_limit if job.time_limit != float("inf") else None}
+    from their start to their time limit."""
+    return {job.job_id: {"id": job.display_id, "name": job.name, "user": job.user, "nodes": list(job.alloc.nodes),
+                         "start": job.start_time, "end": _end(job.start_time, job.time_limit)}
             for job in ctl.state.running.values()}
 
 
@@ -91,10 +95,8 @@ def _queue(ctl: "Controller") -> dict:
         reasons[job.reason] = reasons.get(job.reason, 0) + 1
     names = ctl.state.nodes.names
     rows = [{"job_id": job.job_id, "id": job.display_id, "name": job.name, "user": job.user, "account": job.account,
-             "partition": job.partition, "priority": job.priority, "reason": job.reason, "meaning": meaning(job.reason),
-             "nodes": job.num_nodes, "gpus": job.num_nodes * job.shape.gpus,
-             "time_limit": job.time_limit if job.time_limit != float("inf") else None,
-             "expected_start": ctl.expected.get(job.job_id),
+             "priority": job.priority, "reason": job.reason, "meaning": meaning(job.reason),
+             "nodes": job.num_nodes, "gpus": job.num_nodes * job.shape.gpus, "expected_start": ctl.expected.get(job.job_id),
              "planned_nodes": compress(names[n] for n in ctl.sched_nodes.get(job.job_id, ()))}
             for job in order[:QUEUE_ROWS]]
     return {"pending": len(order), "reasons": reasons, "jobs": rows}
@@ -102,24 +104,24 @@ def _queue(ctl: "Controller") -> dict:
 
 def _plan(ctl: "Controller") -> dict:
     """The last backfill cycle's promises (the running jobs' bars are in ``running``) and the
-    advance reservations, each on node indices from ``start`` to ``end`` (None: no end)."""
+    advance reservations, each on node indices from ``start`` to ``end`` (None: never)."""
     jobs, index = ctl.state.jobs, ctl.state.nodes.index
     promises = []
     for job_id, start in ctl.expected.items():
         job = jobs.get(job_id)
         if job is None or not job.pending or job_id not in ctl.sched_nodes:
             continue
-        end = start + job.time_limit if job.time_limit != float("inf") else None
         promises.append({"job_id": job_id, "id": job.display_id, "name": job.name, "user": job.user,
-                         "nodes": list(ctl.sched_nodes[job_id]), "start": start, "end": end})
+                         "nodes": list(ctl.sched_nodes[job_id]), "start": start, "end": _end(start, job.time_limit)})
     reservations = [{"name": r.name, "nodes": [index[n] for n in r.nodes if n in index], "start": r.start,
-                     "end": r.end if r.end != float("inf") else None} for r in ctl.state.reservations.values()]
+                     "end": None if r.end == math.inf else r.end} for r in ctl.state.reservations.values()]
     return {"promises": promises, "reservations": reservations}
 
 
 def _shares(ctl: "Controller") -> list[dict]:
-    """sshare's account rows (no user rows, no root): shares and usage, both normalised."""
-    keep = ("account", "raw_shares", "norm_shares", "raw_usage", "effective_usage", "fairshare", "level_fs")
+    """sshare's account rows (no user rows, no root): shares and usage, both normalised, and
+    Fair Tree's LevelFS (their ratio against the siblings')."""
+    keep = ("account", "norm_shares", "effective_usage", "level_fs")
     return [{k: r[k] for k in keep} for r in sshare(ctl)["shares"] if r["user"] is None and r["account"] != "root"]
 
 

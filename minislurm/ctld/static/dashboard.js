@@ -1,12 +1,12 @@
 // The class dashboard (minislurm.ctld.dashboard): every second, ask the controller for its view
 // of the cluster (GET /api/v1/dashboard/view, with the user's token) and draw it.  Plain JavaScript
-// and SVG, nothing fetched from anywhere else.  window.dashboardStats says how long each
-// refresh took, for bench/dashboard.py and the tests.
+// and SVG, nothing fetched from anywhere else.  window.dashboardStats counts the drawings and
+// says how long the last took (the tests wait on it).
 "use strict";
 
 const POLL_MS = 1000;
 const SPANS = [10, 30, 60, 120, 240, 480, 1440].map((m) => m * 60); // Gantt widths to choose from, seconds
-const stats = (window.dashboardStats = { renders: 0, build_ms: [], render_ms: [], error: null });
+const stats = (window.dashboardStats = { renders: 0, build_ms: null, render_ms: null, error: null });
 const token = takeToken();
 const $ = (id) => document.getElementById(id);
 const drawn = new Map(); // element -> the HTML last put in it: what has not changed is not drawn again
@@ -44,10 +44,7 @@ async function refresh() {
   draw(view);
   void document.body.offsetHeight; // lay the page out now, so the time below includes it
   const took = performance.now() - began;
-  stats.renders += 1;
-  stats.build_ms.push(view.build_ms);
-  stats.render_ms.push(took);
-  stats.error = null;
+  Object.assign(stats, { renders: stats.renders + 1, build_ms: view.build_ms, render_ms: took, error: null });
   $("status").className = "";
   $("status").textContent = `updated ${clock(view.now)}`;
   $("timing").textContent = `view built by the controller in ${view.build_ms} ms, drawn in ${took.toFixed(1)} ms`;
@@ -136,8 +133,8 @@ function drawGrid(view) {
   put($("legend"), key.concat(owners).join(""));
 }
 
-// Rows are nodes, time runs left to right from now.  A bar is a job on a run of neighbouring
-// nodes: solid while it runs (to its time limit), hatched where the plan promises it a start.
+// Rows are nodes, time runs left to right from now.  A job is one outline over its nodes: solid
+// while it runs (to its time limit), pale with a dashed edge where the plan promises it a start.
 function drawGantt(view) {
   const svg = $("gantt"), now = view.now, nodes = view.nodes;
   const bars = [];
@@ -156,7 +153,7 @@ function drawGantt(view) {
       `<text x="${at}" y="11" text-anchor="${i ? (i === 6 ? "end" : "middle") : "start"}">${i ? clock(t) : "now"}</text>`);
   }
   if (row >= 9) nodes.forEach((n, i) => parts.push(`<text x="0" y="${top + row * i + row - 2}">${esc(n.name)}</text>`));
-  // One outline per job (or reservation), made of a box per run of neighbouring nodes.
+  // An outline is a box per run of neighbouring nodes, from x0 to x1.
   const outline = (x0, x1, nodeList, pad) => runs(nodeList).map(([a, b]) =>
     `M${x0},${top + row * a + pad}H${Math.max(x0 + 1, x1)}V${top + row * (b + 1) - pad}H${x0}Z`).join("");
   for (const r of view.plan.reservations) {
@@ -178,20 +175,20 @@ function drawGantt(view) {
   put(svg, parts.join(""));
 }
 
-// What the pointer is on (a GPU, a node, a bar, a reason), in the line at the bottom: thousands
-// of title attributes, one per square, would cost more to draw than the squares themselves.
-function showTip(event) {
-  const on = event.target.closest("[data-tip]");
-  if (on) $("tip").textContent = on.dataset.tip;
-}
-
-function runs(indices) { // [3, 4, 5, 9] -> [[3, 5], [9, 9]]: one rectangle per run of neighbours
+function runs(indices) { // [3, 4, 5, 9] -> [[3, 5], [9, 9]]: one box per run of neighbours
   const out = [];
   for (const i of [...indices].sort((a, b) => a - b)) {
     if (out.length && out[out.length - 1][1] === i - 1) out[out.length - 1][1] = i;
     else out.push([i, i]);
   }
   return out;
+}
+
+// What the pointer is on (a GPU, a node, a bar, a reason), in the line at the bottom: thousands
+// of title attributes, one per square, would cost more to draw than the squares themselves.
+function showTip(event) {
+  const on = event.target.closest("[data-tip]");
+  if (on) $("tip").textContent = on.dataset.tip;
 }
 
 function drawQueue(view) {
