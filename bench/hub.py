@@ -97,7 +97,7 @@ def main() -> None:
     args = p.parse_args()
     out = {"bench": "hub", "cores": os.cpu_count(), "available_mb_before": round(available_mb())}
     with tempfile.TemporaryDirectory() as tmp:
-        c = DockerCluster(4, 8, dir=Path(tmp) / "cluster", build=False, hub_port=free_port())
+        c = DockerCluster(4, 8, dir=Path(tmp) / "cluster", hub_port=free_port())  # the image rebuilt if stale
         t0 = time.time()
         c.up(timeout=180)
         out["up_s"] = round(time.time() - t0, 1)
