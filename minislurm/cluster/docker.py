@@ -40,7 +40,8 @@ class DockerCluster(Cluster):
     def __init__(self, nodes: int = 4, gpus_per_node: int = 8, cpus_per_node: int = 32, mem: int = 256_000,
                  *, dir: str | Path | None = None, gpu: bool = False, image: str = compose.IMAGE,
                  user: str = "student", uid: int = 1000, jupyter_port: int | None = None,
-                 hub_port: int | None = None, policy: str = "conservative", build: bool = True, gpus_from: str = "config", **settings):
+                 hub_port: int | None = None, policy: str = "conservative", build: bool = True,
+                 gpus_from: str = "config", **settings):
         if nodes < 1:
             raise ValueError(f"--nodes must be at least 1, not {nodes}")
         self.dir = Path(dir).absolute() if dir else DEFAULT_DIR
@@ -135,13 +136,13 @@ class DockerCluster(Cluster):
             self.wait_controller(timeout)
             if idle:
                 self.wait_nodes(timeout)
-            if self.shape.hub_port:
-                wait_for(self.hub_answers, timeout, "JupyterHub to answer")
             else:
                 api = self.client()
                 wait_for(lambda: all(n["addr"] and "NOT_RESPONDING" not in n["flags"]
                                      for n in api.call("GET", "/nodes")["nodes"]), timeout,
                          "every node's agent to register")
+            if self.shape.hub_port:
+                wait_for(self.hub_answers, timeout, "JupyterHub to answer")
         except BaseException:
             if not existed:  # a failed start leaves nothing; a cluster that was there (its
                 self.down()  # jobs, its users' /home) is never removed by a failed resume
@@ -194,6 +195,7 @@ class DockerCluster(Cluster):
         return f"http://127.0.0.1:{self.shape.hub_port}"
 
     def hub_answers(self) -> bool:
+        """Whether JupyterHub answers its API's root (it does once it and its proxy run)."""
         import urllib.request
         try:
             with urllib.request.urlopen(f"{self.hub_url}/hub/api", timeout=5) as r:
