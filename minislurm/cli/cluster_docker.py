@@ -15,9 +15,8 @@ import sys
 from pathlib import Path
 
 from minislurm.cli.main import command_name
+from minislurm.cluster.compose import HUB_PORT  # JupyterHub's usual port: on this host's 127.0.0.1 too
 from minislurm.cluster.docker import DEFAULT_DIR
-
-HUB_PORT = 8000  # JupyterHub's usual port, on this host's 127.0.0.1
 
 
 def _fail(message: str) -> int:

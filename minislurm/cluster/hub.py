@@ -21,12 +21,14 @@ The hub is reached at ``hub:8000`` on the cluster's network (published on this h
 
 from __future__ import annotations
 
+import asyncio
+
 from jupyterhub.auth import Authenticator
 
 from minislurm.cluster import passwords, users
+from minislurm.cluster.compose import HUB_PORT
 
 HUB_DIR = "/srv/jupyterhub"  # the hub's database and cookie secret (a volume of their own)
-PORT = 8000
 API_PORT = 8081
 
 
@@ -35,15 +37,14 @@ class ClusterAuthenticator(Authenticator):
 
     async def authenticate(self, handler, data):
         name, password = data.get("username", ""), data.get("password", "")
-        if passwords.check(name, password, users.PASSWORDS):
-            return name
-        self.log.warning("failed login for %s", name)
-        return None
+        # scrypt takes tens of milliseconds on purpose: off the hub's event loop
+        ok = await asyncio.to_thread(passwords.check, name, password, users.PASSWORDS)
+        return name if ok else None  # the hub logs a failure
 
 
 def configure(c) -> None:
     """Everything the hub container's ``jupyterhub_config.py`` sets."""
-    c.JupyterHub.bind_url = f"http://0.0.0.0:{PORT}"
+    c.JupyterHub.bind_url = f"http://0.0.0.0:{HUB_PORT}"
     c.JupyterHub.hub_bind_url = f"http://0.0.0.0:{API_PORT}"
     c.JupyterHub.hub_connect_url = f"http://hub:{API_PORT}"  # as the nodes reach it
     c.JupyterHub.db_url = f"sqlite:///{HUB_DIR}/jupyterhub.sqlite"
