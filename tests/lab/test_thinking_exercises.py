@@ -177,7 +177,6 @@ def test_a_wrong_answer_fails_saying_what_is_wrong(lab, n, answer, says):
     assert says in message, message
 
 
-
 def test_every_lab_has_such_an_exercise_with_two_wrong_answers_or_more():
     assert {lab for lab, _ in WRONG} >= {p.stem for p in LABS.glob("*.ipynb")}
     assert all(len(cases) >= 2 for cases in WRONG.values())
