@@ -62,17 +62,14 @@ def run_chain(options: list[str], max_time_h: float, *, timeout: float = 120) ->
             return Chain(sh.last.stderr.strip() or "no job id", [], max_time)
         job = int(out.split()[-1])
 
-        def links() -> list[Link]:
+        def now() -> Chain:
             jobs = sh.api.call("GET", "/jobs", query={"ids": str(job)})["jobs"]
             mine = [j for j in jobs if j.get("array_job_id") == job] or [sh.job(job)]
-            return [Link(j.get("array_task_id"), j["state"], j["reason"] or "None",
-                         j["time_limit"] / 3600 if j.get("time_limit") else None,
-                         j.get("start_time"), j.get("end_time")) for j in mine]
+            links = [Link(j.get("array_task_id"), j["state"], j["reason"] or "None",
+                          j["time_limit"] / 3600 if j.get("time_limit") else None,
+                          j.get("start_time"), j.get("end_time")) for j in mine]
+            return Chain("", sorted(links, key=lambda k: (k.index is None, k.index or 0)), max_time)
 
-        def settled() -> bool:
-            now = links()
-            return all(k.state not in ("PENDING", "RUNNING") for k in now) or any(
-                k.state == "PENDING" and k.reason in STUCK for k in now)
-
-        sh.until(settled, timeout=timeout, what="every link to end")
-        return Chain("", sorted(links(), key=lambda k: (k.index is None, k.index or 0)), max_time)
+        sh.until(lambda: (c := now()).stuck() or all(k.state not in ("PENDING", "RUNNING") for k in c.links),
+                 timeout=timeout, what="every link to end")
+        return now()
