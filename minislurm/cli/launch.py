@@ -19,7 +19,7 @@ import time
 
 from minislurm.cli.stepinput import NOTHING, Forwarder, Input, credential_of, input_nodes, raw_mode, restore
 from minislurm.client import Client, ClientError, controller_address
-from minislurm.core.layout import tree_spans
+from minislurm.core.layout import span_requests, tree_spans
 
 
 def _ranges(ids: list[int]) -> str:
@@ -77,7 +77,7 @@ class Relay:
             self.end(task)
 
 
-def _launch_span(nodes: list[str], addr: str, body: dict, events: queue.Queue) -> None:
+def _launch_span(nodes: list[str], addr: str, request: bytes, events: queue.Queue) -> None:
     """Start the tasks of ``nodes`` through the first one's agent, which passes the launch on
     (Slurm's TreeWidth fan-out: see :mod:`minislurm.slurmd.tasks`), and relay every node's lines."""
     finished: set[str] = set()
@@ -85,8 +85,7 @@ def _launch_span(nodes: list[str], addr: str, body: dict, events: queue.Queue) -
     why = "the connection closed"
     try:
         conn = http.client.HTTPConnection(host, int(port), timeout=None)
-        conn.request("POST", "/steps/launch", body=json.dumps({**body, "tree": nodes}).encode(),
-                     headers={"Content-Type": "application/json"})
+        conn.request("POST", "/steps/launch", body=request, headers={"Content-Type": "application/json"})
         resp = conn.getresponse()
         if resp.status != 200:
             error = json.loads(resp.read() or b"{}").get("error", f"HTTP {resp.status}")
@@ -234,9 +233,9 @@ def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool, u
             "pty": pty is not None, "winsize": list(pty or ()), **(files or {}), **(task_scripts or {})}
     body["tree_width"] = step.get("tree_width", 50)
     for part, own in parts or [(step, {})]:
-        part_body = {**body, "credential": part["credential"], "job": part["job"], **own}
+        request = span_requests({**body, "credential": part["credential"], "job": part["job"], **own})
         for span in tree_spans(part["nodes"], body["tree_width"]):
-            threading.Thread(target=_launch_span, args=(span, part["addrs"][span[0]], part_body, relay.events),
+            threading.Thread(target=_launch_span, args=(span, part["addrs"][span[0]], request(span), relay.events),
                              daemon=True).start()
     forwarder = None if stdin.fd is None else Forwarder(step, stdin, input_nodes(step, stdin.takes, pty is not None))
     interrupts = Interrupts(step, quit_on_intr)

@@ -9,7 +9,9 @@ share a node, and Slurm writes such lists compressed: ``SLURM_TASKS_PER_NODE=3,1
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import itertools
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from minislurm.core import errors
@@ -64,14 +66,9 @@ def node_tasks(ntasks: int, cpus: list[int], cpus_per_task: int = 1, cap: int | 
 def compress_counts(counts: list[int]) -> str:
     """``[4, 4, 2]`` -> ``4(x2),2``."""
     out: list[str] = []
-    i = 0
-    while i < len(counts):
-        j = i
-        while j + 1 < len(counts) and counts[j + 1] == counts[i]:
-            j += 1
-        run = j - i + 1
-        out.append(f"{counts[i]}(x{run})" if run > 1 else str(counts[i]))
-        i = j + 1
+    for value, same in itertools.groupby(counts):
+        run = len(list(same))
+        out.append(f"{value}(x{run})" if run > 1 else str(value))
     return ",".join(out)
 
 
@@ -91,6 +88,15 @@ def tree_spans(nodes: list[str], width: int) -> list[list[str]]:
     width = max(1, width)
     span = -(-len(nodes) // width)
     return [nodes[i:i + span] for i in range(0, len(nodes), span)] if nodes else []
+
+
+def span_requests(body: dict) -> Callable[[list[str]], bytes]:
+    """The launch request (JSON) for each span of :func:`tree_spans`: ``body`` with ``tree`` set
+    to the span's nodes.  The rest is encoded once for all spans: it carries the step's
+    credential, hundreds of kilobytes for a step on thousands of nodes."""
+    rest = json.dumps({k: v for k, v in body.items() if k != "tree"}).encode()
+    tail = b", " + rest[1:] if len(rest) > 2 else b"}"
+    return lambda nodes: b'{"tree": ' + json.dumps(nodes).encode() + tail
 
 
 class StepLayoutError(ValueError):

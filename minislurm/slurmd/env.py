@@ -100,12 +100,27 @@ def het_env(components: list[dict]) -> dict[str, str]:
 
 
 def step_env(job: dict, step: dict, node: str, base: dict[str, str], *, conf: str | None = None,
-             launcher: tuple[str, int] | None = None) -> dict[str, str]:
-    """What every task of a step on ``node`` shares (the srun environment plus the step's)."""
+             launcher: tuple[str, int] | None = None, common: dict[str, str] | None = None) -> dict[str, str]:
+    """What every task of a step on ``node`` shares (the srun environment plus the step's).
+    ``common``: :func:`step_common` of the same arguments, made once for the hundreds of nodes
+    of one launch (its node lists and counts cost more to write out than all the rest)."""
+    env = dict(common if common is not None else step_common(job, step, base, conf=conf, launcher=launcher))
+    i = step["nodes"].index(node)
+    env.update(SLURMD_NODENAME=node, SLURM_CPUS_ON_NODE=str(job["cpus_per_node"][job["nodes"].index(node)]),
+               SLURM_NODEID=str(i), SLURM_GTIDS=",".join(map(str, step["task_ids"][i])))
+    env.update(_strings(_gpu_vars(step["step_gpus"].get(node, []), "STEP")))
+    if job.get("het_step"):
+        env["SLURM_NODEID"] = str(job["het_step"]["nodes"].index(node))
+    return env
+
+
+def step_common(job: dict, step: dict, base: dict[str, str], *, conf: str | None = None,
+                launcher: tuple[str, int] | None = None) -> dict[str, str]:
+    """The part of :func:`step_env` that is the same on every node of the step; the variables
+    each node sets for itself are here already, empty, so that they keep their place."""
     env = dict(base)
-    env.update(_strings(_job_common(job, node, conf)))
+    env.update(_strings(_job_common(job, "", conf)))
     nodes = step["nodes"]
-    i = nodes.index(node)
     counts = compress_counts(step["tasks_per_node"])
     extra = {
         "SLURM_STEP_ID": step["step_id"], "SLURM_STEPID": step["step_id"],
@@ -113,8 +128,7 @@ def step_env(job: dict, step: dict, node: str, base: dict[str, str], *, conf: st
         "SLURM_STEP_NUM_NODES": len(nodes), "SLURM_NNODES": len(nodes),
         "SLURM_STEP_NUM_TASKS": step["ntasks"], "SLURM_NTASKS": step["ntasks"], "SLURM_NPROCS": step["ntasks"],
         "SLURM_STEP_TASKS_PER_NODE": counts, "SLURM_TASKS_PER_NODE": counts,
-        "SLURM_CPUS_ON_NODE": job["cpus_per_node"][job["nodes"].index(node)],
-        "SLURM_NODEID": i, "SLURM_GTIDS": ",".join(map(str, step["task_ids"][i])),
+        "SLURM_CPUS_ON_NODE": "", "SLURM_NODEID": "", "SLURM_GTIDS": "",
         "SLURM_DISTRIBUTION": "block",
     }
     if step.get("cpus_per_task"):
@@ -123,17 +137,16 @@ def step_env(job: dict, step: dict, node: str, base: dict[str, str], *, conf: st
         host, port = launcher
         extra.update(SLURM_LAUNCH_NODE_IPADDR=host, SLURM_SRUN_COMM_HOST=host, SLURM_SRUN_COMM_PORT=port,
                      SLURM_STEP_LAUNCHER_PORT=port)
-    extra.update(_gpu_vars(step["step_gpus"].get(node, []), "STEP"))
     if job.get("het_step"):
-        extra.update(_het_step(job, job["het_step"], node))
+        extra.update(_het_step(job["het_step"]))
     env.update(_strings(extra))
     return env
 
 
-def _het_step(job: dict, whole: dict, node: str) -> dict:
+def _het_step(whole: dict) -> dict:
     """A step over several components of a heterogeneous job tells every task of the whole
-    step (all its nodes and tasks, its node index among them, the leader's job id) and of the
-    components' allocations together, as Slurm 22.05 does."""
+    step (all its nodes and tasks, the leader's job id; :func:`step_env` adds its node index
+    among them) and of the components' allocations together, as Slurm 22.05 does."""
     counts = compress_counts(whole["tasks_per_node"])
     nodes = compress(whole["nodes"])
     return {
@@ -144,7 +157,6 @@ def _het_step(job: dict, whole: dict, node: str) -> dict:
         "SLURM_STEP_NUM_NODES": len(whole["nodes"]), "SLURM_NNODES": len(whole["nodes"]),
         "SLURM_STEP_NUM_TASKS": whole["ntasks"], "SLURM_NTASKS": whole["ntasks"], "SLURM_NPROCS": whole["ntasks"],
         "SLURM_STEP_TASKS_PER_NODE": counts, "SLURM_TASKS_PER_NODE": counts,
-        "SLURM_NODEID": whole["nodes"].index(node),
     }
 
 

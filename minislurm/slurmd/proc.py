@@ -10,11 +10,29 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import time
 from dataclasses import dataclass, field
 
 
-def _scan() -> list[tuple[int, int, int, bytes]]:
-    """(pid, parent, session, state) of every process, from /proc."""
+@dataclass
+class Table:
+    """Every process at one moment, from /proc: (pid, parent, session, state) each, and the
+    pids by parent and by session (the live ones), so that looking up one job's processes
+    costs what the job has, not what the machine runs."""
+
+    rows: list[tuple[int, int, int, bytes]]
+    children: dict[int, list[int]] = field(default_factory=dict)
+    sessions: dict[int, list[int]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for pid, parent, sid, state in self.rows:
+            self.children.setdefault(parent, []).append(pid)
+            if state != b"Z":
+                self.sessions.setdefault(sid, []).append(pid)
+
+
+def _scan() -> Table:
+    """Every process now, from /proc."""
     out = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -25,7 +43,22 @@ def _scan() -> list[tuple[int, int, int, bytes]]:
             out.append((int(entry), int(fields[1]), int(fields[3]), fields[0]))
         except (OSError, IndexError, ValueError):
             continue
-    return out
+    return Table(out)
+
+
+_last: tuple[float, Table] = (float("-inf"), Table([]))
+
+
+def recent_scan(max_age: float) -> Table:
+    """:func:`_scan`, or the last one if it is younger than ``max_age`` seconds.  What only
+    observes (usage meters, the reaping of orphans) shares one scan: an agent process hosting
+    hundreds of virtual nodes has a meter per node, and a scan each would cost it the square
+    of its node count.  Stopping and signalling always scan afresh."""
+    global _last
+    now = time.monotonic()
+    if now - _last[0] >= max_age:
+        _last = (now, _scan())
+    return _last[1]
 
 
 def _pgrp(pid: int) -> int | None:
@@ -69,18 +102,17 @@ def members(roots: set[int], tag: tuple[int, str, int] | None = None) -> set[int
     return set(families(roots, tag))
 
 
-def families(roots: set[int], tag: tuple[int, str, int] | None = None) -> dict[int, int | None]:
+def families(roots: set[int], tag: tuple[int, str, int] | None = None,
+             table: Table | None = None) -> dict[int, int | None]:
     """:func:`members`, each mapped to the root whose session or tree it belongs to (None: one
-    found only by the job's tag), so a step's usage can be told per task."""
-    table = _scan()
-    children: dict[int, list[int]] = {}
+    found only by the job's tag), so a step's usage can be told per task.  ``table``: a scan
+    of /proc already made (:func:`recent_scan`)."""
+    table = _scan() if table is None else table
     todo: list[tuple[int, int | None]] = [(r, r) for r in roots]
-    for pid, parent, sid, state in table:
-        children.setdefault(parent, []).append(pid)
-        if sid in roots and state != b"Z":
-            todo.append((pid, sid))
+    todo += [(pid, r) for r in roots for pid in table.sessions.get(r, ())]
     if tag is not None:
-        todo.extend((pid, None) for pid in _tagged(children, tag))
+        todo.extend((pid, None) for pid in _tagged(table.children, tag))
+    children = table.children
     found: dict[int, int | None] = {}
     while todo:
         pid, root = todo.pop()
@@ -102,12 +134,13 @@ def become_subreaper() -> None:
 _zombies: set[int] = set()  # what the last reaping round saw dead and left
 
 
-def reap_orphans(tracked: set[int]) -> None:
+def reap_orphans(tracked: set[int], max_age: float = 0.0) -> None:
     """Collect exited orphans (not the processes asyncio is waiting for).  Only a zombie seen by
     the round before is collected: a task that exits while it is being started is not yet
-    tracked, and asyncio must get its exit status, not this."""
+    tracked, and asyncio must get its exit status, not this.  ``max_age``: a scan of /proc
+    that old will do (:func:`recent_scan`)."""
     me = os.getpid()
-    now = {pid for pid, parent, _, state in _scan() if parent == me and state == b"Z" and pid not in tracked}
+    now = {pid for pid, parent, _, state in recent_scan(max_age).rows if parent == me and state == b"Z" and pid not in tracked}
     for pid in now & _zombies:
         try:
             os.waitpid(pid, os.WNOHANG)

@@ -31,6 +31,7 @@ import codecs
 import functools
 import json
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Awaitable, Callable
 
 import aiohttp
@@ -38,11 +39,11 @@ from aiohttp import web
 
 from minislurm.common.auth import AuthError
 from minislurm.core import rlimits
-from minislurm.core.layout import task_gpus, tree_spans
+from minislurm.core.layout import span_requests, task_gpus, tree_spans
 from minislurm.slurmd import env as slurm_env
 from minislurm.slurmd.proc import ProcessSet
 from minislurm.core.patterns import expand_pattern
-from minislurm.slurmd.spawn import Stdio, identity_for, spawn
+from minislurm.slurmd.spawn import Identity, Stdio, identity_for, spawn
 from minislurm.slurmd.stdin import StepInput, Wiring
 from minislurm.slurmd.usage import Meter
 
@@ -142,33 +143,60 @@ def _files_of(body: dict, job: dict, step: dict, node: str, cwd: str) -> Callabl
     return files
 
 
-def _admit(agent: "NodeAgent", body: dict) -> Callable[[Emit], Awaitable[None]]:
+@dataclass
+class _Launch:
+    """What a launch request asks of every node it names, worked out once for all the nodes of
+    this process that it names (hundreds of virtual nodes: see :func:`_tree`)."""
+    who: Identity
+    job: dict
+    step: dict
+    argv: list[str]
+    environment: dict[str, str]
+    common: dict[str, str]  # slurm_env.step_common
+    cwd: str
+    per_task: int | None
+    wiring: Wiring
+    epilog: str
+
+    @classmethod
+    def of(cls, body: dict, claims: dict, conf: str | None) -> "_Launch":
+        who = identity_for(claims["user"], claims["uid"], claims["gid"])
+        trusted = {"job_id": claims["job"], "inc": claims["inc"], "restart_count": claims["inc"],
+                   "user": claims["user"], "uid": claims["uid"], "gid": claims["gid"]}
+        job, step = {**body["job"], **trusted}, step_of(claims)
+        argv = [str(a) for a in body["argv"]]
+        if not argv:
+            raise ValueError("no command to run")
+        environment = {str(k): str(v) for k, v in body.get("environment", {}).items()}
+        # Only the limits a task would not inherit anyway: the others would cost every task the
+        # launcher's start instead of the shell's.
+        environment = {**rlimits.without_sent(environment), **rlimits.changes(environment)}
+        epilog = body.get("task_epilog") or ""
+        if not isinstance(epilog, str):
+            raise ValueError("task_epilog must be a file name")
+        common = slurm_env.step_common(job, step, environment, conf=conf,
+                                       launcher=tuple(body["launcher"]) if body.get("launcher") else None)
+        per_task = body.get("gpus_per_task")
+        per_task = per_task if isinstance(per_task, int) and per_task > 0 else None
+        return cls(who, job, step, argv, environment, common, str(body.get("cwd") or job["submit_dir"]), per_task,
+                   Wiring.of(body), epilog)
+
+
+def _admit(agent: "NodeAgent", body: dict, shared: dict | None = None) -> Callable[[Emit], Awaitable[None]]:
     """Check the request for this node (the credential, the user, the run: AuthError or
     PermissionError; a malformed body: ValueError, KeyError, TypeError) and return what runs
-    its tasks."""
+    its tasks.  ``shared``: where the nodes of one request keep their :class:`_Launch`."""
     claims = agent.check_credential(body.get("credential", ""))
-    who = identity_for(claims["user"], claims["uid"], claims["gid"])
-    trusted = {"job_id": claims["job"], "inc": claims["inc"], "restart_count": claims["inc"],
-               "user": claims["user"], "uid": claims["uid"], "gid": claims["gid"]}
-    job, step, node = {**body["job"], **trusted}, step_of(claims), agent.name
-    argv = [str(a) for a in body["argv"]]
-    if not argv:
-        raise ValueError("no command to run")
-    environment = {str(k): str(v) for k, v in body.get("environment", {}).items()}
-    # Only the limits a task would not inherit anyway: the others would cost every task the
-    # launcher's start instead of the shell's.
-    environment = {**rlimits.without_sent(environment), **rlimits.changes(environment)}
-    epilog = body.get("task_epilog") or ""
-    if not isinstance(epilog, str):
-        raise ValueError("task_epilog must be a file name")
-    base = slurm_env.step_env(job, step, node, environment, conf=agent.conf,
-                              launcher=tuple(body["launcher"]) if body.get("launcher") else None)
-    cwd = str(body.get("cwd") or job["submit_dir"])
-    per_task = body.get("gpus_per_task")
-    per_task = per_task if isinstance(per_task, int) and per_task > 0 else None
+    launch = (shared or {}).get(agent.conf)
+    if launch is None:
+        launch = _Launch.of(body, claims, agent.conf)
+        if shared is not None:
+            shared[agent.conf] = launch
+    who, job, step, node, argv, cwd = launch.who, launch.job, launch.step, agent.name, launch.argv, launch.cwd
+    epilog, per_task, wiring = launch.epilog, launch.per_task, launch.wiring
+    base = slurm_env.step_env(job, step, node, launch.environment, common=launch.common)
     node_gpus = step["step_gpus"].get(node, [])
     my_tasks = step["task_ids"][step["nodes"].index(node)]
-    wiring = Wiring.of(body)
     files = _files_of(body, job, step, node, cwd)
     local_job = agent.runs.admit_step(claims)
 
@@ -247,16 +275,16 @@ async def run_step(agent: "NodeAgent", request: web.Request) -> web.StreamRespon
     return response
 
 
-async def _sibling(agent: "NodeAgent", body: dict, emit: Emit) -> None:
+async def _sibling(agent: "NodeAgent", body: dict, emit: Emit, shared: dict) -> None:
     try:
-        run = _admit(agent, body)
+        run = _admit(agent, body, shared)
     except (AuthError, PermissionError, ValueError, KeyError, TypeError, IndexError) as exc:
         await emit({"node": agent.name, "failed": str(exc)})
         return
     await run(emit)
 
 
-async def _pass_on(session: aiohttp.ClientSession, addr: str | None, body: dict, nodes: list[str],
+async def _pass_on(session: aiohttp.ClientSession, addr: str | None, request: bytes, nodes: list[str],
                    emit: Emit) -> None:
     """Hand ``nodes`` to the first one's agent and relay its stream; a node left unfinished
     when the stream ends is reported lost (srun then waits for the controller's verdict)."""
@@ -264,7 +292,8 @@ async def _pass_on(session: aiohttp.ClientSession, addr: str | None, body: dict,
     try:
         if addr is None:
             raise OSError("no address for this node in the credential")
-        async with session.post(f"http://{addr}/steps/launch", json={**body, "tree": nodes}) as r:
+        async with session.post(f"http://{addr}/steps/launch", data=request,
+                                headers={"Content-Type": "application/json"}) as r:
             if r.status != 200:
                 why = (await r.json(content_type=None) or {}).get("error", f"HTTP {r.status}")
                 for node in nodes:
@@ -300,8 +329,10 @@ def _tree(agent: "NodeAgent", body: dict) -> Callable[[Emit], Awaitable[None]]:
                 await emit(item)
 
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None, sock_connect=10)) as session:
-            work = [asyncio.create_task(_sibling(a, body, emit_one)) for a in here]
-            work += [asyncio.create_task(_pass_on(session, addrs.get(span[0]), body, span, emit_one))
+            shared: dict = {}
+            work = [asyncio.create_task(_sibling(a, body, emit_one, shared)) for a in here]
+            request = span_requests(body) if elsewhere else None
+            work += [asyncio.create_task(_pass_on(session, addrs.get(span[0]), request(span), span, emit_one))
                      for span in tree_spans(elsewhere, width)]
             try:
                 await asyncio.gather(*work)

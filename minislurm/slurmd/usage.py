@@ -4,7 +4,10 @@ Like Slurm's ``jobacct_gather/linux``, a step's processes (its roots and every d
 :func:`minislurm.slurmd.proc.members`) are sampled every few seconds.  A step's ``TotalCPU`` is
 the sum, over every process seen, of its own user + system time at its last sample, and
 ``MaxRSS`` the largest sum of resident sets seen at one sample.  Known processes are read ten
-times a second; new ones are looked for less and less often.  Simplification: Slurm takes
+times a second; new ones are looked for less and less often.  The meters of one agent process
+(a node each, for virtual nodes) tick together and share one scan of /proc per tick, so a
+step over the hundreds of nodes of one process costs it a scan a tick, not one per node.
+Simplification: Slurm takes
 the final CPU time from ``wait4``; here each process's last sample counts, so up to one
 tenth of a second of each process's CPU time is missed.
 
@@ -18,11 +21,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from minislurm.slurmd.nvml import GpuProbe
-from minislurm.slurmd.proc import ProcessSet, families
+from minislurm.slurmd.proc import ProcessSet, families, recent_scan
 
 TICKS = os.sysconf("SC_CLK_TCK")
 PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
@@ -73,7 +77,12 @@ class Meter:
         # every process seen: (its task, or None) and its CPU time at its last sample
         self._cpu: dict[tuple[int, int], tuple[int | None, float]] = {}
         self._owner: dict[int, int | None] = {}  # pid -> its root's pid
-        self._task = asyncio.ensure_future(self._run())
+        # The roots alone until FIRST: a scan of /proc would cost a wide step's launch more
+        # than its tasks do (``srun -N256 true``).
+        self._interval, self._waited, self._ticks = FIRST, 0.0, 0
+        self._clock = _Clock.of_this_loop()
+        self._clock.meters[self] = None
+        self._clock.start()
 
     def _task_of(self, root: int | None, roots: dict[int, int]) -> int | None:
         if root is None:  # left its task's session and tree: found by the job's tag
@@ -83,7 +92,7 @@ class Meter:
     def take(self, search: bool = True) -> None:
         roots = {p.pid: t for p, t in zip(self.procs.procs, self.task_ids)}
         if search:
-            self._owner = families(set(roots), self.procs.tag)
+            self._owner = families(set(roots), self.procs.tag, recent_scan(TICK))
         owner = {**self._owner, **{pid: pid for pid in roots}}
         now = sample(set(owner))
         rss_now: dict[int | None, int] = {}
@@ -101,23 +110,48 @@ class Meter:
             use[0] = cpu_by_task.get(task, 0.0)
             use[1] = max(use[1], rss_now.get(task, 0))
 
-    async def _run(self) -> None:
-        interval, waited, ticks = FIRST, 0.0, 0
-        self.take(search=False)  # the roots alone: a scan of /proc per node would cost a wide
-        # step's launch more than its tasks do (``srun -N256 true``); the first search is at FIRST
-        while True:
-            await asyncio.sleep(TICK)
-            waited, ticks = waited + TICK, ticks + 1
-            if waited >= interval:
-                interval, waited = min(interval * 2, LAST), 0.0
-            self.take(search=waited == 0.0)
-            if ticks % GPU_EVERY == 0:
-                self.gpus.take()
+    def tick(self) -> None:
+        """One TICK has passed: the known processes are read, and /proc searched when due."""
+        self._waited, self._ticks = self._waited + TICK, self._ticks + 1
+        if self._waited >= self._interval:
+            self._interval, self._waited = min(self._interval * 2, LAST), 0.0
+        self.take(search=self._waited == 0.0)
+        if self._ticks % GPU_EVERY == 0:
+            self.gpus.take()
 
     def view(self) -> dict:
         """The figures so far: CPU and peak memory, per task too, and the GPUs'."""
         return {**self.usage.view(), **self.gpus.view()}
 
     def stop(self) -> dict:
-        self._task.cancel()
+        self._clock.meters.pop(self, None)
         return self.view()
+
+
+class _Clock:
+    """The one timer of every meter of an event loop: a wake-up a tick for all of them."""
+
+    _of_loop: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def __init__(self) -> None:
+        self.meters: dict[Meter, None] = {}  # in the order they started
+        self._task: asyncio.Task | None = None
+
+    @classmethod
+    def of_this_loop(cls) -> "_Clock":
+        loop = asyncio.get_running_loop()
+        clock = cls._of_loop.get(loop)
+        if clock is None:
+            clock = cls._of_loop[loop] = cls()
+        return clock
+
+    def start(self) -> None:
+        if self._task is None or self._task.done():
+            self._task = asyncio.ensure_future(self._run())
+
+    async def _run(self) -> None:
+        while self.meters:
+            await asyncio.sleep(TICK)
+            for meter in list(self.meters):
+                if meter in self.meters:  # not stopped by an earlier one's tick
+                    meter.tick()

@@ -63,3 +63,21 @@ def test_tokens_carry_the_user_and_expire():
     with pytest.raises(AuthError, match="Expired"):
         signer.verify(expired)
     # (step credentials: tests/ctld/test_credentials.py)
+
+
+def test_a_token_is_decoded_once_per_process_until_it_expires(monkeypatch):
+    """The agents of one process see the controller's token once per node and request: it is
+    checked once, and refused as any other once it has expired."""
+    signer = Signer(b"m" * 32)
+    token = signer.ctld_token(lifespan=1)
+    decoded = []
+    real = jwt.decode
+    monkeypatch.setattr(jwt, "decode", lambda *a, **kw: decoded.append(1) or real(*a, **kw))
+    assert all(Signer(b"m" * 32).verify(token)["ctld"] for _ in range(5)) and len(decoded) == 1
+    with pytest.raises(AuthError, match="Invalid JWT token"):
+        Signer(b"n" * 32).verify(token)  # known under its own key only
+    exp = signer.verify(token)["exp"]
+    while time.time() <= exp:
+        time.sleep(0.05)
+    with pytest.raises(AuthError, match="Expired"):
+        signer.verify(token)
