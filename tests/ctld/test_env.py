@@ -1,7 +1,7 @@
 """The Slurm environment of batch scripts, steps and tasks (reference sections 1.2 and 2.1)."""
 
 from minislurm.core.layout import block, compress_counts, task_ids
-from minislurm.slurmd.env import batch_env, step_env, task_env
+from minislurm.slurmd.env import batch_env, step_common, step_env, task_env
 
 JOB = {
     "job_id": 42, "inc": 0, "name": "train", "user": "alice", "uid": 1000, "gid": 1000, "account": "ml",
@@ -59,6 +59,26 @@ def test_step_and_task_environment():
     assert (task["SLURM_PROCID"], task["SLURM_LOCALID"], task["CUDA_VISIBLE_DEVICES"]) == ("6", "2", "4,5,6,7")
     bound = task_env(base, procid=6, localid=2, gpus=[6])
     assert bound["CUDA_VISIBLE_DEVICES"] == "6" and bound["SLURM_STEP_GPUS"] == "4,5,6,7"
+
+
+def test_a_step_environment_made_once_for_many_nodes_is_each_nodes_own():
+    """The agents work out what a step's nodes share once per launch (step_common); each node's
+    environment is still exactly its own, in the same order, GPUs and a heterogeneous step too."""
+    step = {"step_id": 3, "nodes": ["gpu01", "gpu02"], "tasks_per_node": [2, 1], "task_ids": [[0, 1], [2]],
+            "ntasks": 3, "step_gpus": {"gpu01": [0, 1]}, "cpus_per_task": 2}
+    het = dict(JOB, het_step={"job_id": 9, "nodes": ["gpu01", "gpu02", "cpu01"], "tasks_per_node": [2, 1, 1],
+                              "ntasks": 4, "job_nodes": ["gpu01", "gpu02", "cpu01"], "job_cpus": [8, 8, 4]})
+    for job in (JOB, het):
+        for base in ({}, {"PATH": "/bin", "CUDA_VISIBLE_DEVICES": "7", "SLURM_NODEID": "9"}):
+            common = step_common(job, step, base, conf="/etc/slurm.conf", launcher=("10.0.0.1", 4242))
+            for node, index in (("gpu01", 0), ("gpu02", 1)):
+                alone = step_env(job, step, node, base, conf="/etc/slurm.conf", launcher=("10.0.0.1", 4242))
+                shared = step_env(job, step, node, base, common=common)
+                assert list(shared.items()) == list(alone.items())
+                assert alone["SLURMD_NODENAME"] == node and alone["SLURM_NODEID"] == str(index)
+                assert alone["SLURM_GTIDS"] == ("0,1" if index == 0 else "2")
+                assert alone.get("CUDA_VISIBLE_DEVICES") == ("0,1" if index == 0 else base.get("CUDA_VISIBLE_DEVICES"))
+    assert "SLURM_NODEID" in common and common["SLURMD_NODENAME"] == ""  # filled in per node, in place
 
 
 def test_array_variables():

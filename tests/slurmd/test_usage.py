@@ -96,3 +96,29 @@ def test_fake_gpus_are_not_measured_and_say_why(fake_nvml, monkeypatch):
     monkeypatch.setattr(nvml.os.path, "exists", lambda path: path == "/dev/nvidiactl")  # a driver, no module
     assert nvml.GpuProbe((0,), node_gpus=1).view() == {"gpu_note": "NVML is not installed (pip install nvidia-ml-py)"}
     assert nvml.GpuProbe((), node_gpus=1).view() == {}  # a step without GPUs says nothing of them
+
+
+def test_the_meters_of_one_process_share_each_search_of_proc(monkeypatch):
+    """An agent process hosting hundreds of virtual nodes has a meter per node: their searches
+    for new processes share one scan of /proc a tick, not one each."""
+    from minislurm.slurmd import proc, usage
+    scans, searches = [], []
+    scan, search = proc._scan, usage.families
+    monkeypatch.setattr(proc, "_scan", lambda: scans.append(1) or scan())
+    monkeypatch.setattr(usage, "families", lambda *args: searches.append(1) or search(*args))
+
+    async def run() -> int:
+        sleepers = [await asyncio.create_subprocess_exec("sleep", "30", start_new_session=True) for _ in range(40)]
+        meters = [Meter(ProcessSet([p]), tasks=(i,)) for i, p in enumerate(sleepers)]
+        try:
+            while len(searches) < len(meters):  # until each has searched once
+                await asyncio.sleep(0.05)
+            return len(scans)
+        finally:
+            for m in meters:
+                m.stop()
+            for p in sleepers:
+                p.kill()
+                await p.wait()
+
+    assert 1 <= asyncio.run(run()) <= 3  # the meters started within a tick: one scan, two at a tick's edge
