@@ -6,7 +6,8 @@
 * :func:`measure_job_mtbf`: a job on ``n`` nodes fails when its first node does; draw node
   lifetimes and see that the job's mean time between failures is the node's divided by ``n``.
 * :func:`reservation_replay`: the simulator runs the multi-week reservation for the whole run
-  on a background of Philly jobs that backfill keeps around it.
+  on a background of Philly jobs that backfill keeps around it, with failing nodes and spares
+  if asked; :func:`reservation_figure` draws its nodes over the weeks.
 * :func:`chain_plan`: the same run as a chain of jobs that each fit a partition's MaxTime.
 """
 
@@ -15,19 +16,25 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
+from matplotlib.colors import ListedColormap
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from minislurm.core.reservation import AdvanceReservation
+from minislurm.lab.figures import RESERVATION_EDGE, LabFigure, new_figure
 from minislurm.lab.replays import DATA, young_daly
 from minislurm.sim.engine import Simulator
+from minislurm.sim.failures import FailureModel
+from minislurm.sim.records import JobRecord
 from minislurm.sim.replay import ReplayOptions, cluster_for
 from minislurm.sim.traces import read_trace
 from minislurm.sim.traces._common import TraceJob
 
 __all__ = ["young_daly", "measure_job_mtbf", "live_run", "reservation_replay", "ReservationRun",
-           "chain_plan", "TRAIN_SCRIPT"]
+           "reservation_figure", "chain_plan", "TRAIN_SCRIPT"]
 
 DAY = 86400.0
 
@@ -98,14 +105,26 @@ class ReservationRun:
     background_jobs: int
     background_done_before_window: int
     busy_before_window: float  # share of the reserved nodes' GPU time used before the window
+    restarts: int = 0  # how often the frontier job was requeued after a node failure
+    reserved: int = 0  # the reservation holds nodes 0 .. reserved - 1 (the job's and its spares)
+    frontier: JobRecord | None = field(default=None, repr=False, compare=False)
+    records: tuple[JobRecord, ...] = field(default=(), repr=False, compare=False)
+    down: tuple[tuple[int, float, float], ...] = field(default=(), repr=False)  # (node, failed, back), s
 
 
 def reservation_replay(*, nodes: int = 256, job_nodes: int = 240, gpus_per_node: int = 8,
                        weeks: float = 3.0, window_starts_h: float = 24.0, background: int = 1500,
-                       evaluations: int = 300, policy: str = "conservative") -> ReservationRun:
-    """A reservation of ``job_nodes`` nodes for ``weeks`` from ``window_starts_h``, the frontier
-    job inside it, ``background`` Philly jobs around it, and ``evaluations`` short evaluation
-    jobs (2-6 h on 1-8 nodes) submitted while the window approaches."""
+                       evaluations: int = 300, policy: str = "conservative", spares: int = 0,
+                       failures: FailureModel | None = None, checkpoint_h: float | None = None,
+                       slack_days: float = 0.0) -> ReservationRun:
+    """A reservation of ``job_nodes`` nodes (and ``spares`` more) from ``window_starts_h`` for
+    ``weeks`` (and ``slack_days`` more), the frontier job of ``weeks`` of work inside it,
+    ``background`` Philly jobs around it, and ``evaluations`` short evaluation jobs (2-6 h on
+    1-8 nodes) submitted while the window approaches.  With ``failures`` nodes fail in the
+    window and are repaired; the frontier job is requeued and resumes from its last checkpoint
+    (every ``checkpoint_h`` hours of work) on the reservation's healthy nodes, which without
+    spares means waiting for the repair.  A run the window cannot hold any more waits for ever
+    (reason Reservation): the simulator says it can never start (ValueError)."""
     opts = ReplayOptions(trace=str(DATA / "rfold_philly_trace.csv"), nodes=nodes, gpus_per_node=gpus_per_node,
                          cpus_per_node=32, policy=policy, charts=False)
     config = cluster_for(opts)
@@ -113,25 +132,78 @@ def reservation_replay(*, nodes: int = 256, job_nodes: int = 240, gpus_per_node:
     jobs = _background(opts.trace, gpus_per_node, background, window_starts_h * 3600.0 + length)
     jobs += _evaluations(max(j.job_id for j in jobs) + 1, evaluations, window_starts_h * 3600.0, gpus_per_node)
     start = window_starts_h * 3600.0
-    reserved = tuple(n.name for n in config.nodes[:job_nodes])
-    resv = AdvanceReservation("frontier", reserved, start, start + length, users=frozenset({"frontier"}))
+    held = job_nodes + spares
+    reserved = tuple(n.name for n in config.nodes[:held])
+    end = start + length + slack_days * DAY
+    resv = AdvanceReservation("frontier", reserved, start, end, users=frozenset({"frontier"}))
+    failures = replace(failures, until=min(failures.until, end)) if failures else None
     run_id = max(j.job_id for j in jobs) + 1
     frontier = TraceJob(run_id, 0.0, length, length, job_nodes, 32, gpus_per_node, user="frontier",
                         reservation="frontier")
-    records = {r.job_id: r for r in Simulator(config, [*jobs, frontier], reservations=[resv]).run()}
+    interval = checkpoint_h * 3600.0 if checkpoint_h else None
+    records = {r.job_id: r for r in Simulator(config, [*jobs, frontier], reservations=[resv], failures=failures,
+                                              checkpoint_interval=interval).run()}
     mine = next(r for r in records.values() if r.runtime == length and r.nodes == job_nodes)
     others = [r for r in records.values() if r is not mine]
     done_before = sum(1 for r in others if r.end is not None and r.end <= start)
     # GPU time used on the reserved nodes before the window: background segments there
-    reserved_idx = set(range(job_nodes))
+    reserved_idx = set(range(held))
     used = 0.0
     for r in others:
         for seg in r.segments:
             share = len(reserved_idx & set(seg.nodes)) / max(1, len(seg.nodes))
             used += share * seg.gpus * max(0.0, min(seg.end, start) - seg.start)
-    busy = used / (job_nodes * gpus_per_node * start) if start else 0.0
-    return ReservationRun(mine.start / 3600, mine.end / 3600, (start / 3600, (start + length) / 3600),
-                          len(others), done_before, busy)
+    busy = used / (held * gpus_per_node * start) if start else 0.0
+    down = tuple((n, t, t + failures.repair_s) for n in range(nodes)
+                 for t in failures.failure_times(n, mine.end)) if failures else ()
+    return ReservationRun(mine.start / 3600, mine.end / 3600, (start / 3600, end / 3600),
+                          len(others), done_before, busy, mine.restarts, held, mine, tuple(records.values()), down)
+
+
+def reservation_figure(run: ReservationRun, without: ReservationRun | None = None, *, title: str = "") -> LabFigure:
+    """Every node hour by hour, the reservation's at the top: the frontier job, other jobs,
+    idle, and DOWN from a failure to its repair (a cross where one hit the frontier job); under
+    it the frontier job's runs, and those of ``without`` (the same replay without spares)."""
+    names, colours = ("idle", "other jobs", "frontier job", "DOWN"), ["#ffffff", "#c8c8c8", "#4e79a7", "#e15759"]
+    nodes = max(n for r in run.records for seg in r.segments for n in seg.nodes) + 1
+    grid = np.zeros((nodes, int(max(r.end or 0.0 for r in run.records) // 3600) + 1), dtype=np.int8)
+    for r in run.records:
+        for seg in r.segments:
+            grid[list(seg.nodes), int(seg.start // 3600):math.ceil(seg.end / 3600)] = 2 if r is run.frontier else 1
+    for n, failed, back in run.down:
+        grid[n, int(failed // 3600):math.ceil(back / 3600)] = 3
+    fig = new_figure(9.0, 5.8)
+    top, bottom = fig.subplots(2, 1, height_ratios=[4, 1], sharex=True)
+    top.imshow(grid, aspect="auto", interpolation="nearest", cmap=ListedColormap(colours), vmin=0, vmax=3,
+               extent=(0, grid.shape[1] / 24, nodes, 0), gid="nodes")
+    hits = [(failed, n) for n, failed, _ in run.down
+            if any(n in seg.nodes and seg.start <= failed <= seg.end for seg in run.frontier.segments)]
+    top.scatter([t / DAY for t, _ in hits], [n + 0.5 for _, n in hits], marker="x", s=60, linewidths=2,
+                color="#9d2a2c", zorder=3, gid="hits")
+    top.axhline(run.reserved, color=RESERVATION_EDGE, linewidth=1.5)
+    top.axvline(run.window_h[0] / 24, color=RESERVATION_EDGE, linestyle="--", linewidth=1)
+    top.axvline(run.window_h[1] / 24, color=RESERVATION_EDGE, linestyle="--", linewidth=1)
+    top.text(run.window_h[0] / 24 + 0.3, run.reserved * 0.85,
+             f"reservation: nodes 1-{run.reserved}, {run.reserved - run.frontier.nodes} of them spares",
+             color=RESERVATION_EDGE, fontsize=8, bbox={"facecolor": "white", "edgecolor": RESERVATION_EDGE})
+    top.set_ylabel("node")
+    lanes = [(f"{run.reserved - run.frontier.nodes} spares", run)] + ([("no spares", without)] if without else [])
+    for row, (name, r) in enumerate(lanes):
+        segs = r.frontier.segments
+        bottom.broken_barh([(seg.start / DAY, (seg.end - seg.start) / DAY) for seg in segs], (row - 0.3, 0.6),
+                           facecolors="#4e79a7", edgecolor="black", linewidth=0.5, gid=f"runs:{name}")
+        ends = [seg.end / DAY for seg in segs if seg.state == "NODE_FAIL"]
+        bottom.scatter(ends, [row] * len(ends), marker="x", s=40, linewidths=2, color="#9d2a2c", zorder=3)
+    bottom.set_yticks(range(len(lanes)), [f"{name}: ends\nday {r.end_h / 24:.1f}" for name, r in lanes], fontsize=8)
+    bottom.set_ylim(len(lanes) - 0.5, -0.5)
+    bottom.set_xlim(0, max(r.end_h for _, r in lanes) / 24 * 1.03)
+    bottom.set_xlabel("time (days)")
+    handles = [Patch(facecolor=c, edgecolor="black", label=n) for n, c in zip(names, colours)]
+    handles.append(Line2D([], [], marker="x", color="#9d2a2c", linestyle="none", markersize=7, markeredgewidth=2,
+                          label="a failure hits the frontier job"))
+    fig.legend(handles=handles, loc="outside lower center", ncol=5, fontsize=7, frameon=False)
+    top.set_title(title, fontsize=10)
+    return fig
 
 
 def _evaluations(first_id: int, count: int, until: float, gpus_per_node: int, seed: int = 8) -> list[TraceJob]:

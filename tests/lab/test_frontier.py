@@ -41,3 +41,28 @@ def test_the_training_task_waits_a_tenth_of_a_second_a_step_and_resumes_from_its
     assert took >= 1.1, f"12 steps took {took:.2f} s: the step did not wait"
     assert (tmp_path / "ckpt" / "task0").read_text().strip() == "10"
     assert again.stdout.splitlines() == ["task 0 starts at step 10", "task 0 done at step 12"]
+
+
+def test_a_failure_in_the_reservation_is_survived_on_a_spare_and_without_one_waits_for_the_repair():
+    """Nodes fail in the window: with spares in the reservation the requeued frontier job starts
+    again within minutes, on the reservation's healthy nodes; without, it waits for the repair."""
+    from minislurm.lab.frontier import reservation_figure
+    from minislurm.sim.failures import FailureModel
+
+    failing = FailureModel(mtbf_s=600 * 3600, repair_s=12 * 3600, seed=3)
+    size = {"nodes": 24, "job_nodes": 20, "weeks": 0.5, "window_starts_h": 12, "background": 150,
+            "evaluations": 60, "failures": failing, "checkpoint_h": 5, "slack_days": 3}
+    spared, bare = reservation_replay(spares=2, **size), reservation_replay(spares=0, **size)
+    assert spared.restarts >= 1 and bare.restarts >= 1 and spared.reserved == 22
+    for run, most in ((spared, 600), (bare, None)):
+        segs = run.frontier.segments
+        assert [s.state for s in segs] == ["NODE_FAIL"] * run.restarts + ["COMPLETED"]
+        assert all(set(s.nodes) <= set(range(run.reserved)) for s in segs)  # always inside the reservation
+        gaps = [b.start - a.end for a, b in zip(segs, segs[1:])]
+        if most:
+            assert max(gaps) <= most  # the requeue delay and a pass: a spare was free
+    assert max(b.start - a.end for a, b in zip(bare.frontier.segments, bare.frontier.segments[1:])) >= 11 * 3600
+    assert spared.end_h < bare.end_h
+    fig = reservation_figure(spared, bare)
+    (hits,) = [c for c in fig.axes[0].collections if c.get_gid() == "hits"]
+    assert len(hits.get_offsets()) == spared.restarts  # one cross per failure that hit the job
