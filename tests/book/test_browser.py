@@ -42,6 +42,7 @@ PAGES = {
     "07-node-failures.html": (0, False),
     "08-at-scale.html": (2, True),
     "09-real-slurm.html": (0, False),
+    "10-daily-work.html": (0, False),
     "labs.html": (0, False),
 }
 # pydata-sphinx-theme logs this on a first visit, when no light/dark preference is stored yet.
@@ -114,10 +115,15 @@ def test_widgets_render_from_their_saved_state(report, page):
 
 
 def test_chapter_charts_render(report):
-    # The executed examples' figures (Gantt charts, wait curves, the checkpoint trade-off).
+    # The executed examples' figures (Gantt charts, wait curves, the checkpoint trade-off, the
+    # live runs drawn from their own records).
     assert report["06-backfill.html"]["static_images"] >= 6
-    assert report["08-at-scale.html"]["static_images"] >= 4
+    assert report["08-at-scale.html"]["static_images"] >= 5  # and the reserved run's nodes over weeks
     assert report["03-gpus-gres.html"]["static_images"] >= 2  # packing and fragmentation figures
+    assert report["02-batch-jobs.html"]["static_images"] >= 1  # the jobs' lives
+    assert report["04-srun-distributed.html"]["static_images"] >= 1  # one srun's ranks, nodes and GPUs
+    assert report["07-node-failures.html"]["static_images"] >= 1  # failure, requeue, resume
+    assert report["10-daily-work.html"]["static_images"] >= 1  # the chain of links
 
 
 @pytest.mark.parametrize("page", [p for p, (_, math) in PAGES.items() if math])
