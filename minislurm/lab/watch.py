@@ -11,10 +11,8 @@ from __future__ import annotations
 import threading
 
 from minislurm.lab.figures import LabFigure
+from minislurm.lab.terminal import DONE as FINISHED
 from minislurm.lab.timeline import Span, lanes_figure
-
-FINISHED = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL",
-            "DEADLINE", "PREEMPTED")
 
 
 class Watch:
@@ -48,7 +46,7 @@ class Watch:
             state = job["state"]
             if job["job_id"] in self._done_before:
                 continue
-            when = {"RUNNING": job.get("start_time"), **dict.fromkeys(FINISHED, job.get("end_time"))}.get(state)
+            when = job.get("start_time") if state == "RUNNING" else job.get("end_time") if state in FINISHED else None
             name, changes = self.seen.setdefault(job["job_id"], (job["name"], []))
             nodes = job.get("nodes") or ""
             if not changes:  # first seen: it was born pending
