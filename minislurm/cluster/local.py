@@ -251,7 +251,10 @@ class LocalCluster(Cluster):
         self.wait_controller(timeout)
 
     def client(self, token: str | None = None) -> Client:
-        return Client(self.conf_path, token, patience=0)
+        """A client with this cluster's token for its user (never a ``$SLURM_JWT`` here: that is
+        another cluster's, when this one runs inside a job of it, as a lab in a hub session)."""
+        own = self.dir / "tokens" / self.user
+        return Client(self.conf_path, token or (own.read_text().strip() if own.exists() else None), patience=0)
 
     def slurm_conf(self) -> str:
         return self.conf_path.read_text()

@@ -192,6 +192,19 @@ def test_a_cell_submits_a_job_that_runs_as_its_student(cluster, alice, bob, name
     assert lines[0] == name and lines[1] in cluster.node_names and int(lines[2]) == cluster.uid_of(name)
 
 
+def test_a_lab_runs_in_the_session(alice):
+    """Lab 1's live-cluster cell, from alice's own copy of the lab (the server's contents API reads
+    her home): it starts its small cluster inside her job and submits a job there."""
+    lab = alice.user_api("GET", "/contents/labs/01-cluster-basics.ipynb").json()
+    cells = ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+             for c in lab["content"]["cells"] if c["cell_type"] == "code"]
+    setup = next(c for c in cells if c.startswith("# Setup"))
+    live = next(c for c in cells if c.startswith("with lab_cluster(") and "sh.submit(" in c)
+    out, error = alice.run_cell(setup + "\n" + live, timeout=240)
+    assert error is None, (out[-2000:], error)
+    assert "$ sinfo" in out and "GPUs 0,1 on gpu0" in out, out[-2000:]
+
+
 def test_neither_student_reads_the_others_home(alice, bob):
     for s, other in ((alice, "bob"), (bob, "alice")):
         out, error = s.run_cell(f"import os\nos.listdir('/home/{other}')")
