@@ -38,7 +38,8 @@ class QueueOrder:
     pass does not compare the whole queue.  It also keeps :attr:`floor`, the least CPUs,
     memory and GPUs per node that any job it has held since the last sort asks for: no node
     with less than that free can start any of them (backfill stops there).  A job that leaves
-    never raises it, so it stays a safe bound.  And it keeps :attr:`columns`, the few fields
+    never raises it, so it stays a safe bound; :attr:`shortest`, the shortest time limit of
+    those jobs, is one in the same way.  And it keeps :attr:`columns`, the few fields
     backfill asks of every queued job, in the queue's order (:class:`Columns`)."""
 
     def __init__(self) -> None:
@@ -47,6 +48,7 @@ class QueueOrder:
         self._ids: set[int] = set()
         self._read = 0  # how much of the state's queue journal has been read
         self.floor: tuple[int, int, int] = (0, 0, 0)
+        self.shortest = 0.0
         self.columns = Columns([], None)
 
     def __call__(self, state: ClusterState) -> list[Job]:
@@ -58,6 +60,7 @@ class QueueOrder:
             self._ids = set(pending)
             self._read = state.journal_start + len(state.journal)
             self.floor = smallest_request(self._sorted)
+            self.shortest = min((job.time_limit for job in self._sorted), default=math.inf)
             self.columns = Columns(self._sorted, state)
             return list(self._sorted)
         changed = state.journal[self._read - state.journal_start:]
@@ -74,6 +77,7 @@ class QueueOrder:
                 self._remove(state.jobs.get(job_id), job_id, key)
         if new:
             self.floor = smallest_request(new, self.floor)
+            self.shortest = min(self.shortest, *(job.time_limit for job in new))
         return list(self._sorted)
 
     def _remove(self, job: Job | None, job_id: int, key) -> None:

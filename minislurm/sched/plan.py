@@ -39,7 +39,13 @@ class Plan:
         self.promises = Promises()
         self._ready_cache: dict = {}
         self.releases_version = 0  # changes with every start
-        self._room_checked: tuple | None = None  # ((releases_version, floor), nodes open now, any)
+        self._room_checked: tuple | None = None  # ((releases_version, floor, shortest), nodes open now, any)
+        self.one_node: OneNodeStarts | None = None  # see keep_one_node_starts
+
+    def keep_one_node_starts(self) -> None:
+        """Answer a one-node job's earliest start from :class:`OneNodeStarts` (the same answer,
+        for less: most jobs of a cycle ask what an earlier one asked, a few promises ago)."""
+        self.one_node = OneNodeStarts(self)
 
     def ready_times(self, key, req: Request) -> np.ndarray:
         """For each node, the first time running jobs leave room for ``req`` (NEVER if never);
@@ -77,13 +83,15 @@ class Plan:
         self.table.add(self.table.rows([job]))
         self._ready_cache = {}
         self.releases_version += 1
+        if self.one_node is not None:
+            self.one_node = OneNodeStarts(self)
 
     def reserve(self, nodes: Iterable[int], start: int, end: int) -> None:
         """Promise whole nodes for [start, end)."""
         nodes = np.asarray(nodes, dtype=np.int64)
         self.promises.add(nodes, start, end)
         checked = self._room_checked
-        if start <= self.now and checked is not None and checked[2]:  # promised from now: not open now
+        if checked is not None and checked[2] and start < self.now + checked[0][2]:  # too soon: not open now
             checked[1][nodes] = False
             self._room_checked = checked[:2] + (bool(checked[1].any()),)
 
@@ -98,6 +106,8 @@ class Plan:
         """
         if required is not None and len(required):
             return self._earliest_with(ready, max(k, len(required)), duration, required)
+        if k == 1 and self.one_node is not None:
+            return self.one_node.earliest_start(ready, duration)
         nodes = np.flatnonzero(ready < NEVER)
         if len(nodes) < k:
             return None
@@ -192,13 +202,43 @@ class Plan:
         others = np.unique(node[inside & (is_required[node] == 0)])[: k - len(required)]
         return start, np.sort(np.concatenate([required, others]))
 
-    def room_now(self, usable: np.ndarray, floor: tuple[int, int, int] = (0, 0, 0)) -> bool:
-        """Could any job at all start now?  Not if every usable node is promised now or has
-        less than ``floor`` (the least CPUs, memory and GPUs any queued job asks of a node)
-        free.  The nodes open now are kept until the next start; a promise from now closes
-        its nodes."""
-        if self._room_checked is None or self._room_checked[0] != (self.releases_version, floor):
+    def room_now(self, usable: np.ndarray, floor: tuple[int, int, int] = (0, 0, 0), shortest: int = 1) -> bool:
+        """Could any job at all start now?  Not if every usable node has less than ``floor``
+        (the least CPUs, memory and GPUs any queued job asks of a node) free, or is promised
+        before ``shortest`` seconds from now (the shortest time limit of any queued job, on
+        the grid: each would still be running then).  The nodes open now are kept until the
+        next start; a promise that begins that soon closes its nodes."""
+        key = (self.releases_version, floor, shortest)
+        if self._room_checked is None or self._room_checked[0] != key:
             open_ = self.free.open_now(usable, floor)
-            open_[self.promises.held_at(self.now)] = False
-            self._room_checked = ((self.releases_version, floor), open_, bool(open_.any()))
+            open_[self.promises.held_within(self.now, self.now + shortest)] = False
+            self._room_checked = (key, open_, bool(open_.any()))
         return self._room_checked[2]
+
+
+class OneNodeStarts:
+    """Per node, the first time a one-node job could start there (its ready time, or the end of
+    a promise), kept for each ``ready`` and duration asked of the plan, for as long as no job
+    starts; a promise changes only its own nodes' entries, worked out again when next asked.
+    The earliest start is then the least entry, on the lowest-numbered node: what
+    :meth:`Plan.earliest_start` finds with ``k == 1``."""
+
+    def __init__(self, plan: Plan):
+        self.plan = plan
+        self._kept: dict[tuple[bytes, int], tuple[np.ndarray, int]] = {}  # -> (first starts, promises seen)
+
+    def earliest_start(self, ready: np.ndarray, duration: int) -> tuple[int, np.ndarray] | None:
+        key = (ready.tobytes(), duration)
+        promises = self.plan.promises
+        kept = self._kept.get(key)
+        if kept is None:
+            node, first = self.plan._windows(ready, np.flatnonzero(ready < NEVER), duration, closes=False)
+            starts = np.full(len(ready), NEVER, dtype=np.int64)
+            np.minimum.at(starts, node, first)
+        else:
+            starts, seen = kept
+            for n in set(promises.log[seen:]):
+                starts[n] = promises.first_fit(n, int(ready[n]), duration)
+        self._kept[key] = (starts, len(promises.log))
+        best = int(starts.argmin())
+        return None if starts[best] >= NEVER else (int(starts[best]), np.array([best]))

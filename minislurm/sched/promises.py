@@ -4,6 +4,8 @@ in one sorted array so that "what is promised on node n around time t" is a bina
 
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 NEVER = (1 << 40) - 1  # "no time": later than any real time, and below 2**40 (see Promises)
@@ -15,32 +17,73 @@ class Promises:
 
     ``key`` is ``node * 2**40 + start`` (``node << 40 | start``; every time is below 2**40): one
     sorted integer per promise, so "the promises on node n around time t" is a binary search.
-    Promises on one node never overlap."""
+    Promises on one node never overlap.  A cycle makes promises one at a time and reads them
+    less often, so they are kept in plain sorted lists, as arrays only when read; and per
+    node, as ``(start, end)`` lists (:meth:`first_fit` walks one node's), with ``log`` naming
+    the nodes promised, in the order they were (what changed since a caller last looked)."""
 
     def __init__(self) -> None:
-        self._keep(np.array([LAST], dtype=np.int64), np.array([NEVER], dtype=np.int64))
+        self._keys: list[int] = []  # sorted
+        self._ends: list[int] = []  # in the keys' order
+        self._arrays: tuple | None = None  # (padded, unpadded), until the next promise
+        self.on: dict[int, list[tuple[int, int]]] = {}  # node -> its promises, by start
+        self.log: list[int] = []
 
     def __len__(self) -> int:
-        return len(self.key)
+        return len(self._keys)
 
     def add(self, nodes: np.ndarray, start: int, end: int) -> None:
-        keys = np.sort(nodes << 40 | start)
-        key, _, _, ends = self.padded
-        end = min(end, NEVER)
-        if len(keys) == 1:  # most promises: one node, and joining arrays is cheaper than np.insert
-            at = int(key.searchsorted(keys[0]))
-            self._keep(np.concatenate((key[:at], keys, key[at:])), np.concatenate((ends[:at], (end,), ends[at:])))
-        else:
-            at = np.searchsorted(key, keys)
-            self._keep(np.insert(key, at, keys), np.insert(ends, at, end))
+        start, end = int(start), min(int(end), NEVER)
+        for node in nodes.tolist():
+            key = node << 40 | start
+            at = bisect.bisect_left(self._keys, key)
+            self._keys.insert(at, key)
+            self._ends.insert(at, end)
+            bisect.insort(self.on.setdefault(node, []), (start, end))
+            self.log.append(node)
+        self._arrays = None
 
-    def _keep(self, key: np.ndarray, end: np.ndarray) -> None:
+    def _read(self) -> tuple:
         """``padded``: the arrays with one more entry past the last promise, on no real node,
         so that a search may look one entry before or after where it lands without a bounds
         check (one before the first is that last one); ``key``, ``node``, ``start`` and
         ``end`` leave it out."""
-        self.padded = key, key >> 40, key & NEVER, end
-        self.key, self.node, self.start, self.end = (a[:-1] for a in self.padded)
+        if self._arrays is None:
+            key = np.array(self._keys + [LAST], dtype=np.int64)
+            padded = key, key >> 40, key & NEVER, np.array(self._ends + [NEVER], dtype=np.int64)
+            self._arrays = padded, tuple(a[:-1] for a in padded)
+        return self._arrays
+
+    @property
+    def padded(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        return self._read()[0]
+
+    @property
+    def key(self) -> np.ndarray:
+        return self._read()[1][0]
+
+    @property
+    def node(self) -> np.ndarray:
+        return self._read()[1][1]
+
+    @property
+    def start(self) -> np.ndarray:
+        return self._read()[1][2]
+
+    @property
+    def end(self) -> np.ndarray:
+        return self._read()[1][3]
+
+    def first_fit(self, node: int, t: int, duration: int) -> int:
+        """The first time from ``t`` on that ``node`` has no promise for ``duration`` seconds
+        (NEVER if none): ``t`` itself, or the end of a promise."""
+        for start, end in self.on.get(node, ()):
+            if end <= t:
+                continue
+            if start >= min(t + duration, NEVER):
+                break
+            t = end  # the promise overlaps: try from its end
+        return t
 
     def free_until(self, now: int, nodes: int) -> np.ndarray:
         """Per node, when the first promise not yet over at ``now`` begins (NEVER if none)."""
@@ -66,6 +109,6 @@ class Promises:
         inside = (at >= 0) & (self.node[at] == nodes) & (self.end[at] > clipped)
         return np.where(inside, run_end[at], times)
 
-    def held_at(self, when: int) -> np.ndarray:
-        """The nodes promised at ``when``."""
-        return self.node[(self.start <= when) & (self.end > when)]
+    def held_within(self, start: int, end: int) -> np.ndarray:
+        """The nodes promised at some time in [start, end)."""
+        return self.node[(self.start < end) & (self.end > start)]

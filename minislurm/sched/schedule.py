@@ -176,7 +176,7 @@ def schedule(state: ClusterState, now: float, *, backfill_cycle: bool = True,
     policy = state.config.sched.policy
     if backfill_cycle and policy in ("conservative", "easy") and len(work.started) < len(order):
         speedups = Shortcuts(enabled=shortcuts, decisions_only=not promise_all, floor=queue_order.floor,
-                             columns=queue_order.columns)
+                             shortest=queue_order.shortest, columns=queue_order.columns)
         result_expected, planned = backfill.run(work, order, easy=(policy == "easy"), releases=releases,
                                                  shortcuts=speedups)
 

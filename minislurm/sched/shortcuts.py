@@ -37,11 +37,13 @@ DEEP = 64  # queued jobs beyond which a decisions-only cycle asks StartNow
 
 class Shortcuts:
     def __init__(self, *, enabled: bool = True, decisions_only: bool = False,
-                 floor: tuple[int, int, int] = (0, 0, 0), columns: "Columns | None" = None):
+                 floor: tuple[int, int, int] = (0, 0, 0), shortest: float = 0.0,
+                 columns: "Columns | None" = None):
         """``decisions_only``: the caller needs no expected starts; ``floor``: the least any
-        queued job asks of a node; ``columns``: the queue's, in the cycle's order."""
+        queued job asks of a node, and ``shortest`` the shortest time limit; ``columns``: the
+        queue's, in the cycle's order."""
         self.enabled, self.decisions_only = enabled, enabled and decisions_only
-        self.floor, self.columns = floor, columns
+        self.floor, self.shortest, self.columns = floor, shortest, columns
         self._start_now: StartNow | None = None
         self._no_start = _Failures()  # could not start now (EASY promises no job like them)
         self._no_promise = _Failures()  # found no start within the window
@@ -51,6 +53,8 @@ class Shortcuts:
         return self.decisions_only and not work.free.open_now(work.state.nodes.usable, self.floor).any()
 
     def begin(self, work: "Pass", plan: Plan, queued: int, horizon: int) -> None:
+        if self.enabled:
+            plan.keep_one_node_starts()
         if self.decisions_only and self.columns is not None and queued > DEEP:  # a short queue: one by one
             self._start_now = StartNow(work, plan, self.columns, horizon)
 
@@ -89,8 +93,10 @@ class Shortcuts:
             self._start_now.no_start_by(at, nodes, duration, by)
 
     def done(self, work: "Pass", plan: Plan) -> bool:
-        """A decisions-only cycle ends once no node has room now for the smallest queued job."""
-        return self.decisions_only and not plan.room_now(work.state.nodes.usable, self.floor)
+        """A decisions-only cycle ends once no node has room now for the smallest queued job,
+        for as long as the shortest one would run."""
+        return self.decisions_only and not plan.room_now(work.state.nodes.usable, self.floor,
+                                                         max(1, plan.grid(self.shortest)))
 
 
 class _Shape:

@@ -64,11 +64,14 @@ class StartNow:
         nor get a promise (none under EASY in a ``promised`` partition): backfill may pass over
         them in one step.  Returns the position of the first job it must look at, and how many
         of those passed over it would have counted as tested (those whose begin time is past)."""
-        members = self.columns.members
-        no_promise = np.array([g >= 0 and members[g].partition in promised for g in self._groups])
-        needs_look = ~self._plain | self._now | (self._soon & ~no_promise[self._row])
+        soon = self._soon
+        if promised:
+            members = self.columns.members
+            no_promise = np.array([g >= 0 and members[g].partition in promised for g in self._groups])
+            soon = soon & ~no_promise[self._row]
         i = at - self._first
-        stop = i + int(np.argmax(needs_look[i:])) if needs_look[i:].any() else self._end - self._first
+        look = np.flatnonzero((~self._plain[i:]) | self._now[i:] | soon[i:])
+        stop = i + int(look[0]) if len(look) else self._end - self._first
         return self._first + stop, int(np.count_nonzero(self._begun[i:stop]))
 
     def no_start_by(self, at: int, nodes: int, duration: int, by: int) -> None:
