@@ -60,7 +60,9 @@ test: $(STAMP)
 	printf '== make test: every part ran ==\n%b' "$$summary"; \
 	if [ -n "$$failed" ]; then echo "make test: failed:$$failed"; exit 1; fi
 
-test-unit: $(STAMP) $(CLIENTS_STAMP)
+# node_modules: the hub test (tests/docker/test_hub.py) logs a student in with headless Chromium
+# through playwright-core, as the book's browser test does.
+test-unit: $(STAMP) $(CLIENTS_STAMP) $(NPM_STAMP)
 	$(PY) -m pytest -q --durations=25 -n 3 --no-loadscope-reorder --ignore=tests/book
 
 # The edit-test loop: every test that starts no daemon, container or notebook kernel (those are
@@ -123,8 +125,8 @@ grade-demo: $(STAMP)
 grader-image: $(STAMP)
 	docker/grader/build.sh
 
-# The image of minislurm's docker cluster (docker/minislurm/build.sh: the controller, node and
-# login roles in one image, built with no network from the debootstrapped base and .venv's
+# The image of minislurm's docker cluster (docker/minislurm/build.sh: the controller, node,
+# login and hub roles in one image, built with no network from the debootstrapped base and .venv's
 # wheels; root and a running Docker engine).  `minislurm cluster up --docker` builds it too
 # when it is missing.
 cluster-image: $(STAMP)
