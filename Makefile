@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+# npm ci's: the book's front-end files, and playwright-core for the browser tests
+NPM_STAMP := node_modules/.installed
 
 .PHONY: .venv-clients demo labs test test-unit test-fast test-labs test-book book bench grade-demo grader-image cluster-image docker-cluster real-slurm clean
 
@@ -84,7 +86,6 @@ test-book: book
 # --- the book ---------------------------------------------------------------------------
 # Front-end files come from npm at build time (exact versions in package.json and its lock) and
 # are copied into the site, so pages render with no internet; none of them is committed.
-NPM_STAMP := node_modules/.installed
 NPM_DIST  := node_modules/@jupyter-widgets/html-manager/dist
 VENDOR    := book/_vendor
 
