@@ -9,7 +9,7 @@ from pathlib import Path
 from minislurm.core.accounts import parse_accounts
 from minislurm.core.cluster import ClusterConfig, simple_cluster
 from minislurm.sched.sharebook import FairShareBook
-from minislurm.sim import charts, metrics
+from minislurm.sim import metrics
 from minislurm.sim.engine import Simulator
 from minislurm.sim.failures import FailureModel
 from minislurm.sim.traces import read_trace
@@ -103,6 +103,8 @@ def replay(opts: ReplayOptions, out: str | Path | None) -> dict:
         metrics.write_jobs_csv(records, out / "jobs.csv")
         (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         if opts.charts:
+            from minislurm.sim import charts  # matplotlib: a third of a second to import, only when drawing
+
             name = Path(opts.trace).name
             charts.gantt(records, sim.capacity, out / "gantt.png", title=f"{name}: {policy}")
             charts.utilization_chart(records, sim.capacity, out / "utilization.png", title=f"{name}: {policy}")
