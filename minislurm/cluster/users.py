@@ -8,11 +8,11 @@ credential, and each agent checks it against its own lookup before starting anyt
 user.  A user also gets a home on the shared /home (with the examples and labs), a token
 beside slurm.conf that only they can read (minislurm's commands authenticate with JWT), and an
 association in ``accounts.conf`` (account ``default``, one share, as sacctmgr would add it), so
-fair share weighs every student alike; an instructor gets ``AdminLevel=Operator``.  A password
-from the instructor's roster is kept as a hash for the JupyterHub login
-(:mod:`minislurm.cluster.passwords`).  The docker
+fair share weighs every student alike; an instructor gets ``AdminLevel=Operator``.  The docker
 cluster runs with ``AccountingStorageEnforce=associations``: a user's jobs are charged to that
 account and ``-A`` of any other is refused; the controller reads the file again when it changes.
+A password from the instructor's roster is kept as a hash, for the JupyterHub login
+(:mod:`minislurm.cluster.passwords`).
 
 Run as root in the controller container (``minislurm cluster add-users`` does that)::
 
