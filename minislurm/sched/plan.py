@@ -20,6 +20,7 @@ thousands of nodes stays fast.  Times are whole seconds.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable
 
 import numpy as np
@@ -217,28 +218,45 @@ class Plan:
 
 
 class OneNodeStarts:
-    """Per node, the first time a one-node job could start there (its ready time, or the end of
-    a promise), kept for each ``ready`` and duration asked of the plan, for as long as no job
-    starts; a promise changes only its own nodes' entries, worked out again when next asked.
-    The earliest start is then the least entry, on the lowest-numbered node: what
-    :meth:`Plan.earliest_start` finds with ``k == 1``."""
+    """A one-node job's earliest start, found by looking at as few nodes as possible.
+
+    A node's first start for a job (:meth:`Promises.first_fit`) is never before its ready time,
+    so the nodes are looked at in order of ready time, each one's first start kept in a heap,
+    until the heap's least is no later than the next node's ready time.  What was found is kept
+    per ``ready`` and duration until a job starts (which changes the ready times); a promise
+    only makes its node's kept start stale, and a stale start is worked out again when it
+    comes to the top.  Ties go to the lowest-numbered node: the answer is the one of
+    :meth:`Plan.earliest_start`'s search over every node."""
 
     def __init__(self, plan: Plan):
-        self.plan = plan
-        self._kept: dict[tuple[bytes, int], tuple[np.ndarray, int]] = {}  # -> (first starts, promises seen)
+        self.promises = plan.promises
+        self._order: dict[bytes, tuple[list[int], list[int]]] = {}  # ready -> nodes and times, by time
+        self._searches: dict[tuple[bytes, int], list] = {}  # (ready, duration) -> [next in order, heap]
 
     def earliest_start(self, ready: np.ndarray, duration: int) -> tuple[int, np.ndarray] | None:
-        key = (ready.tobytes(), duration)
-        promises = self.plan.promises
-        kept = self._kept.get(key)
-        if kept is None:
-            node, first = self.plan._windows(ready, np.flatnonzero(ready < NEVER), duration, closes=False)
-            starts = np.full(len(ready), NEVER, dtype=np.int64)
-            np.minimum.at(starts, node, first)
-        else:
-            starts, seen = kept
-            for n in set(promises.log[seen:]):
-                starts[n] = promises.first_fit(n, int(ready[n]), duration)
-        self._kept[key] = (starts, len(promises.log))
-        best = int(starts.argmin())
-        return None if starts[best] >= NEVER else (int(starts[best]), np.array([best]))
+        key = ready.tobytes()
+        order = self._order.get(key)
+        if order is None:
+            nodes = np.argsort(ready, kind="stable")
+            nodes = nodes[: np.searchsorted(ready[nodes], NEVER)]
+            order = self._order[key] = (nodes.tolist(), ready[nodes].tolist())
+        search = self._searches.setdefault((key, duration), [0, []])
+        nodes, times = order
+        at, heap = search
+        on, first_fit = self.promises.on, self.promises.first_fit
+        while True:
+            ahead = (times[at], nodes[at]) if at < len(nodes) else (NEVER, NEVER)
+            if heap and (heap[0][0], heap[0][1]) < ahead:
+                start, node, seen = heap[0]
+                if seen == len(on.get(node, ())):
+                    break  # up to date, and no node can start earlier
+                heapq.heapreplace(heap, (first_fit(node, int(ready[node]), duration), node, len(on.get(node, ()))))
+            elif at < len(nodes):
+                node = nodes[at]
+                heapq.heappush(heap, (first_fit(node, times[at], duration), node, len(on.get(node, ()))))
+                at += 1
+            else:
+                start = NEVER
+                break
+        search[0] = at
+        return None if start >= NEVER else (start, np.array([node]))

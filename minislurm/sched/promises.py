@@ -19,15 +19,13 @@ class Promises:
     sorted integer per promise, so "the promises on node n around time t" is a binary search.
     Promises on one node never overlap.  A cycle makes promises one at a time and reads them
     less often, so they are kept in plain sorted lists, as arrays only when read; and per
-    node, as ``(start, end)`` lists (:meth:`first_fit` walks one node's), with ``log`` naming
-    the nodes promised, in the order they were (what changed since a caller last looked)."""
+    node, as ``(start, end)`` lists (:meth:`first_fit` walks one node's)."""
 
     def __init__(self) -> None:
         self._keys: list[int] = []  # sorted
         self._ends: list[int] = []  # in the keys' order
         self._arrays: tuple | None = None  # (padded, unpadded), until the next promise
         self.on: dict[int, list[tuple[int, int]]] = {}  # node -> its promises, by start
-        self.log: list[int] = []
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -40,7 +38,6 @@ class Promises:
             self._keys.insert(at, key)
             self._ends.insert(at, end)
             bisect.insort(self.on.setdefault(node, []), (start, end))
-            self.log.append(node)
         self._arrays = None
 
     def _read(self) -> tuple:
