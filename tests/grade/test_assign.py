@@ -22,7 +22,7 @@ POINTS = {"01-cluster-basics": LIVE_4, "02-batch-jobs": LIVE_4, "03-gres-packing
           "06-backfill": {"exercise-1": 2, "exercise-2": 3, "exercise-3": 2, "exercise-4": 2},
           "07-failures": {"exercise-1": 3, "exercise-2": 2, "exercise-3": 2, "exercise-4": 3},
           "08-at-scale": {**TWO_EACH, "exercise-4": 2},
-          "08b-scenario-1": {"exercise-1": 1, "exercise-2": 1, "exercise-3": 1},
+          "08b-scenario-1": {"exercise-1": 1, "exercise-2": 1, "exercise-3": 1, "exercise-4": 1},
           "10-daily-work": {"exercise-1": 1, "exercise-2": 2, "exercise-3": 2, "exercise-4": 2,
                             "exercise-5": 2}}
 
