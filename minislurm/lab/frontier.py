@@ -160,10 +160,15 @@ def reservation_replay(*, nodes: int = 256, job_nodes: int = 240, gpus_per_node:
                           len(others), done_before, busy, mine.restarts, held, mine, tuple(records.values()), down)
 
 
-def reservation_figure(run: ReservationRun, without: ReservationRun | None = None, *, title: str = "") -> LabFigure:
+def _spares(run: ReservationRun) -> str:
+    extra = run.reserved - run.frontier.nodes
+    return "no spares" if extra == 0 else f"{extra} spare{'s' if extra != 1 else ''}"
+
+
+def reservation_figure(run: ReservationRun, other: ReservationRun | None = None, *, title: str = "") -> LabFigure:
     """Every node hour by hour, the reservation's at the top: the frontier job, other jobs,
     idle, and DOWN from a failure to its repair (a cross where one hit the frontier job); under
-    it the frontier job's runs, and those of ``without`` (the same replay without spares)."""
+    it the frontier job's runs, and those of ``other`` (the same replay with fewer spares)."""
     names, colours = ("idle", "other jobs", "frontier job", "DOWN"), ["#ffffff", "#c8c8c8", "#4e79a7", "#e15759"]
     nodes = max(n for r in run.records for seg in r.segments for n in seg.nodes) + 1
     grid = np.zeros((nodes, int(max(r.end or 0.0 for r in run.records) // 3600) + 1), dtype=np.int8)
@@ -187,7 +192,7 @@ def reservation_figure(run: ReservationRun, without: ReservationRun | None = Non
              f"reservation: nodes 1-{run.reserved}, {run.reserved - run.frontier.nodes} of them spares",
              color=RESERVATION_EDGE, fontsize=8, bbox={"facecolor": "white", "edgecolor": RESERVATION_EDGE})
     top.set_ylabel("node")
-    lanes = [(f"{run.reserved - run.frontier.nodes} spares", run)] + ([("no spares", without)] if without else [])
+    lanes = [(_spares(run), run)] + ([(_spares(other), other)] if other else [])
     for row, (name, r) in enumerate(lanes):
         segs = r.frontier.segments
         bottom.broken_barh([(seg.start / DAY, (seg.end - seg.start) / DAY) for seg in segs], (row - 0.3, 0.6),
