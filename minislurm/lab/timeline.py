@@ -12,8 +12,9 @@ The chapters that run jobs live draw them from the cluster's own records, not fr
   the failed node DOWN from the moment its job's run ended ``NODE_FAIL``;
 * :func:`training_runs` says in a few words what each run of ``examples/ddp`` did, from its log;
 * :func:`lanes_figure` draws any of them: spans on lanes, labelled where a label fits
-  (:func:`~minislurm.lab.figures.fit_labels`), each lane's end state, and marked moments (a
-  node that crashed, a requeue).
+  (:func:`~minislurm.lab.figures.fit_labels`), each lane's end state, marked moments (a
+  node that crashed, a requeue) and :class:`Message` arrows from lane to lane (the requests
+  that carry a job through the cluster's parts, :mod:`minislurm.lab.journey`).
 """
 
 from __future__ import annotations
@@ -46,6 +47,19 @@ class Span:
     end: float
     state: str
     label: str = ""
+
+
+@dataclass(frozen=True)
+class Message:
+    """An arrow from lane ``sender`` at time ``sent`` to another lane, ``receiver``, at
+    ``received``, labelled in a gap between lanes that it crosses; a reply is dashed."""
+
+    sent: float
+    sender: str
+    received: float
+    receiver: str
+    label: str = ""
+    reply: bool = False
 
 
 @dataclass(frozen=True)
@@ -112,16 +126,19 @@ def node_lanes(runs: list[Run], names: dict[str, str] | None = None) -> dict[str
 
 
 def lanes_figure(lanes: dict[str, list[Span]], *, ends: dict[str, str] | None = None,
-                 marks: list[tuple[float, str]] = (), unit: float = 1.0, unit_name: str = "seconds",
-                 title: str = "", width: float = 9.0) -> LabFigure:
+                 marks: list[tuple[float, str]] = (), messages: list[Message] = (), unit: float = 1.0,
+                 unit_name: str = "seconds", title: str = "", width: float = 9.0) -> LabFigure:
     """Spans on lanes (first lane on top), time from the earliest span.
 
     ``ends[lane]`` is written after the lane's last span (an end state, "still pending");
-    ``marks`` are moments drawn across every lane (a crash, a requeue)."""
+    ``marks`` are moments drawn across every lane (a crash, a requeue); ``messages`` are
+    arrows between lanes, each lane then drawn as a thin line too (a lifeline, as in a
+    sequence diagram), so a lane with no span can still send and receive."""
     names = list(lanes)
     spans = [s for lane in lanes.values() for s in lane]
-    t0 = min([s.start for s in spans] + [t for t, _ in marks])
-    t1 = max([s.end for s in spans] + [t for t, _ in marks])
+    moments = [t for t, _ in marks] + [t for m in messages for t in (m.sent, m.received)]
+    t0 = min([s.start for s in spans] + moments)
+    t1 = max([s.end for s in spans] + moments)
     room = (t1 - t0) / unit or 1.0
     fig = new_figure(width, 1.4 + 0.42 * len(names))
     ax = fig.subplots()
@@ -145,6 +162,7 @@ def lanes_figure(lanes: dict[str, list[Span]], *, ends: dict[str, str] | None = 
             ax.text((last - t0) / unit + room / 150, row, ends[name], ha="left", va="center", fontsize=7,
                     fontweight="bold", color=STATE_COLOURS.get(ends[name].split()[0], ("#444444", 0))[0],
                     gid=f"end:{name}")
+    message_labels = _draw_messages(ax, names, messages, t0, unit) if messages else []
     for when, text in marks:
         x = (when - t0) / unit
         ax.axvline(x, color=DOWN_EDGE, linestyle="--", linewidth=1, gid=f"mark:{text}")
@@ -159,8 +177,63 @@ def lanes_figure(lanes: dict[str, list[Span]], *, ends: dict[str, str] | None = 
                      hatch="xx" if s == "DOWN" else None, label=s) for s in seen]
     fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=7, frameon=False)
     ax.set_title(title, fontsize=10)
+    _place_message_labels(fig, ax, message_labels)
     fit_labels(fig, labels)
     return fig
+
+
+def _draw_messages(ax, names: list[str], messages: list[Message], t0: float, unit: float) -> list:
+    """Lifelines, then each message's arrow; returns its labels' places to choose from (see
+    :func:`_place_message_labels`): each gap between lanes that the arrow crosses, from its
+    sender's side, right of the arrow, then left.  A label already written at the same tail
+    (one request sent to several nodes) is written once."""
+    for row in range(len(names)):
+        ax.axhline(row, color="#bbbbbb", linewidth=0.6, zorder=0)
+    labels, written = [], set()
+    for m in messages:
+        a, b = names.index(m.sender), names.index(m.receiver)
+        x0, x1 = (m.sent - t0) / unit, (m.received - t0) / unit
+        ax.annotate("", xy=(x1, b), xytext=(x0, a), gid=f"message:{m.sender}>{m.receiver}:{m.label}",
+                    arrowprops=dict(arrowstyle="-|>", color="black", linewidth=0.9, shrinkA=0, shrinkB=0,
+                                    linestyle="--" if m.reply else "-"))
+        if not m.label or (m.label, m.sent, m.sender) in written:
+            continue
+        written.add((m.label, m.sent, m.sender))
+        step = 1 if b > a else -1
+        gaps = [row + step / 2 for row in range(a, b, step)]
+        places = [(x0 + (x1 - x0) * (y - a) / (b - a), y, align) for y in gaps for align in ("left", "right")]
+        text = ax.text(0, 0, m.label, fontsize=7, va="center", style="italic" if m.reply else "normal",
+                       gid=f"label:{m.label}", bbox=dict(facecolor="white", edgecolor="none", alpha=0.8, pad=0.5))
+        labels.append((text, places))
+    return labels
+
+
+def _place_message_labels(fig: LabFigure, ax, labels: list) -> None:
+    """Put each message's label at the first of its places where it stays inside the axes and
+    clear of the labels placed before it, else where it covers least of them.  Labels with
+    fewer places go first: a message between neighbouring lanes has one gap to write in."""
+    if not labels:
+        return
+    fig.draw_without_rendering()
+    frame = ax.get_window_extent()
+    to_data = ax.transData.inverted()
+    nudge = to_data.transform([(4, 0)])[0][0] - to_data.transform([(0, 0)])[0][0]
+    taken = []
+
+    def covered(box) -> float:
+        outside = max(frame.x0 - box.x0, 0) + max(box.x1 - frame.x1, 0)
+        return outside * box.height + sum(max(min(box.x1, t.x1) - max(box.x0, t.x0), 0) *
+                                          max(min(box.y1, t.y1) - max(box.y0, t.y0), 0) for t in taken)
+
+    def put(text, place) -> float:
+        x, y, align = place  # "left": the text starts right of the arrow
+        text.set_position((x + nudge if align == "left" else x - nudge, y))
+        text.set_horizontalalignment(align)
+        return covered(text.get_window_extent().padded(1))
+
+    for text, places in sorted(labels, key=lambda label: len(label[1])):
+        put(text, min(places, key=lambda place: put(text, place)))  # the first of the least covered
+        taken.append(text.get_window_extent())
 
 
 def failure_figure(runs: list[Run], node: str, *, names: dict[str, str] | None = None,

@@ -120,6 +120,7 @@ def test_chapter_charts_render(report):
     assert report["06-backfill.html"]["static_images"] >= 6
     assert report["08-at-scale.html"]["static_images"] >= 5  # and the reserved run's nodes over weeks
     assert report["03-gpus-gres.html"]["static_images"] >= 2  # packing and fragmentation figures
+    assert report["01-why-slurm.html"]["static_images"] >= 1  # one job's requests through the parts
     assert report["02-batch-jobs.html"]["static_images"] >= 1  # the jobs' lives
     assert report["04-srun-distributed.html"]["static_images"] >= 1  # one srun's ranks, nodes and GPUs
     assert report["07-node-failures.html"]["static_images"] >= 1  # failure, requeue, resume

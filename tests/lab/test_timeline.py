@@ -8,8 +8,8 @@ from datetime import datetime
 import pytest
 
 from minislurm.lab.terminal import lab_cluster
-from minislurm.lab.timeline import (Span, failure_figure, job_lanes, lanes_figure, node_lanes, read_sacct,
-                                    training_runs)
+from minislurm.lab.timeline import (Message, Span, failure_figure, job_lanes, lanes_figure, node_lanes,
+                                    read_sacct, training_runs)
 from minislurm.lab.watch import Watch
 
 # sacct -D -X -P -o JobID,JobName,State,Submit,Start,End,NodeList of a job requeued once
@@ -45,6 +45,31 @@ def test_labels_that_do_not_fit_their_span_are_left_out():
     texts = {t.get_text() for t in fig.axes[0].texts}
     assert {"Resources", "COMPLETED", "gpu02 crashed"} <= texts and "gpu[01-02]" not in texts
     assert [p.get_gid() for p in fig.axes[0].patches] == ["span:a:PENDING", "span:a:RUNNING"]
+    assert fig.png().startswith(b"\x89PNG")
+
+
+def test_messages_are_arrows_between_lanes_and_their_labels_do_not_cover_each_other():
+    lanes = {"client": [Span(0, 1, "RUNNING", "sbatch")], "server": [Span(1, 9, "RUNNING", "job")],
+             "node a": [], "node b": [Span(3, 8, "RUNNING", "tasks")]}
+    fan_out = [Message(2, "server", 3, node, "LAUNCH") for node in ("node a", "node b")]
+    # three requests in a fifth of a second: CREATE can be written only between server and node a,
+    # START there or between node a and node b
+    crowded = [Message(1, "client", 1, "server", "SUBMIT"), Message(1.2, "server", 1.3, "node b", "START"),
+               Message(1.4, "node a", 1.4, "server", "CREATE")]
+    fig = lanes_figure(lanes, messages=[*crowded, *fan_out, Message(8, "node b", 8.5, "client", "DONE", reply=True)])
+    ax = fig.axes[0]
+    arrows = {a.get_gid(): a for a in ax.texts if (a.get_gid() or "").startswith("message:")}
+    assert set(arrows) == {"message:client>server:SUBMIT", "message:server>node b:START",
+                           "message:node a>server:CREATE", "message:server>node a:LAUNCH",
+                           "message:server>node b:LAUNCH", "message:node b>client:DONE"}
+    assert arrows["message:server>node b:LAUNCH"].xy == (3, 3) and arrows["message:node b>client:DONE"].xyann == (8, 3)
+    assert arrows["message:node b>client:DONE"].arrow_patch.get_linestyle() == "--"  # a reply
+    labels = [t for t in ax.texts if (t.get_gid() or "").startswith("label:")]
+    assert sorted(t.get_text() for t in labels) == ["CREATE", "DONE", "LAUNCH", "START", "SUBMIT"]  # LAUNCH once
+    boxes = [t.get_window_extent() for t in labels]
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    frame = ax.get_window_extent()
+    assert all(frame.x0 <= b.x0 and b.x1 <= frame.x1 for b in boxes)
     assert fig.png().startswith(b"\x89PNG")
 
 
