@@ -58,25 +58,15 @@ class Plan:
         return hit
 
     def ready_times_many(self, requests: list[tuple]) -> None:
-        """:meth:`ready_times` for many ``(key, req)`` pairs in one array operation; the answers
-        are kept, for :meth:`ready_times` to return."""
+        """:meth:`ready_times` for many ``(key, req)`` pairs at once; the answers are kept, for
+        :meth:`ready_times` to return (each node's first column that fits is kept with the
+        table: :class:`~minislurm.sched.releases.ReadyColumns`)."""
         todo = {key: req for key, req in requests if key not in self._ready_cache}
         if not todo:
             return
-        n = len(self.free.cpu)
-
-        def column(i: int) -> np.ndarray:  # requests by node (one column when none depends on the node)
-            wanted = [req[i] for req in todo.values()]
-            if not all(np.isscalar(w) for w in wanted):
-                wanted = [np.broadcast_to(w, n) for w in wanted]
-            return np.array(wanted).reshape(len(todo), -1, 1)
-        cpu, mem, gpu = column(0), column(1), column(2)
-        table = self.table
-        fits = ((self.free.cpu[:, None] + table.cpus >= cpu)
-                & (self.free.mem[:, None] + table.mem >= mem)
-                & (self.free.gpu[:, None] + table.gpus >= gpu))
-        ready = np.where(fits.any(axis=2), table.times[np.arange(n), fits.argmax(axis=2)], NEVER)
-        self._ready_cache.update(zip(todo, ready))
+        times, nodes = self.table.times, np.arange(len(self.table.times))
+        for key, cols in self.table.first_fits(self.free, todo).items():
+            self._ready_cache[key] = np.where(cols >= 0, times[nodes, cols], NEVER)
 
     def add_running(self, job: Holding) -> None:
         """A job started in this cycle (its ``start_time`` the plan's now): it holds its

@@ -42,6 +42,8 @@ class Releases:
         self._held: dict[int, tuple] = {}  # job id -> (alloc, start_time, time_limit, its rows)
         self._epoch: int | None = None  # the state's order epoch, and how much of its journal was read
         self._read = 0
+        self.ready = ReadyColumns()  # kept with the table; a cycle's copy shares it
+        self._a_copy = 0  # a copy's number (ReadyColumns.new_copy); 0: the kept table
 
     def grid(self, t: float) -> int:
         """Round a time up onto the grid; infinite stays NEVER."""
@@ -104,11 +106,25 @@ class Releases:
         return rows
 
     def copy(self) -> "Releases":
-        """A copy to change within one cycle (the kept table is not touched)."""
+        """A copy to change within one cycle (the kept table is not touched).  It shares the
+        kept :class:`ReadyColumns`, which then follow the copy until the next one is made."""
         other = Releases(0, self.resolution)
         other.nodes = self.nodes
         other.times, other.cpus, other.mem, other.gpus = (a.copy() for a in (self.times, self.cpus, self.mem, self.gpus))
+        other.ready, other._a_copy = self.ready, self.ready.new_copy()
         return other
+
+    def first_fits(self, free, requests: dict) -> dict:
+        """Per request (key -> request), each node's first column at which what is ``free``
+        now and what the releases up to it give back cover it (-1: none): the kept
+        :class:`ReadyColumns`, unless a later copy has taken them over."""
+        if self._a_copy and self._a_copy != self.ready.copies:
+            self.ready = ReadyColumns()
+            self._a_copy = self.ready.new_copy()
+        return self.ready.columns(free, self, requests)
+
+    def _changed(self, nodes) -> None:
+        self.ready.mark(nodes, by_copy=bool(self._a_copy))
 
     def rows(self, jobs: Iterable[Holding]) -> np.ndarray:
         """One row per node a job holds: (node, its release time on the grid, cpus, memory,
@@ -135,7 +151,9 @@ class Releases:
     def add(self, rows: np.ndarray) -> None:
         """Each row's release into its node's row of the table, in time order (a job without
         a time limit never gives anything back: it has no release)."""
-        for node, when, *amounts in rows.tolist():
+        rows = rows.tolist()
+        self._changed(row[0] for row in rows)
+        for node, when, *amounts in rows:
             if when >= NEVER:
                 continue
             times = self.times[node]
@@ -154,7 +172,9 @@ class Releases:
     def _take_out(self, job_id: int) -> None:
         """A job's releases out of the table.  Of several releases at one time any may go:
         what all of them give back by then is the same."""
-        for node, when, *amounts in self._held.pop(job_id)[3].tolist():
+        rows = self._held.pop(job_id)[3].tolist()
+        self._changed(row[0] for row in rows)
+        for node, when, *amounts in rows:
             if when >= NEVER:
                 continue
             times = self.times[node]
@@ -175,6 +195,7 @@ class Releases:
         late = np.flatnonzero(overdue.any(axis=1))
         if not len(late):
             return
+        self._changed(late.tolist())
         times = self.times[late]
         times[:, 1:][overdue[late]] = now + self.resolution
         order = np.argsort(times, axis=1, kind="stable")
@@ -190,6 +211,7 @@ class Releases:
 
     def _fill(self, running: Mapping[int, Holding]) -> None:
         """The whole table at once, in a few array operations (the first cycle's)."""
+        self.ready = ReadyColumns()
         rows = self._hold(list(running.items()))
         rows = rows[rows[:, 1] < NEVER]
         order = np.lexsort((rows[:, 1], rows[:, 0]))  # by node, then time
@@ -210,3 +232,78 @@ class Releases:
             table[node, column] = running_total - before_node
             tables.append(table)
         self.cpus, self.mem, self.gpus = tables
+
+
+class ReadyColumns:
+    """Per request, each node's first column of the table at which what is free now, plus what
+    the releases up to that column give back, covers the request (-1: none does); the node's
+    ready time is that column's time.  Kept with the table from one cycle to the next (the
+    request's key names it: equal keys, equal requests), and worked out again only for the
+    nodes whose rows changed (:meth:`mark`) or whose free resources did.
+
+    A cycle's copy of the table marks the nodes it changes as its own: the next copy starts
+    again from the kept table, so they are worked out again then."""
+
+    def __init__(self) -> None:
+        self._columns: dict = {}  # key -> columns by node
+        self._requests: dict = {}  # key -> the request
+        self._stale: set[int] = set()
+        self._copy_changed: set[int] = set()  # by the current copy: not in the kept table
+        self._free_seen: tuple | None = None  # free resources at the last copy
+        self._check_free = False
+        self.copies = 0
+
+    def mark(self, nodes: Iterable[int], by_copy: bool = False) -> None:
+        nodes = set(nodes)
+        self._stale |= nodes
+        if by_copy:
+            self._copy_changed |= nodes
+
+    def new_copy(self) -> int:
+        """A new cycle's copy is made: what the last one changed is stale, and free resources
+        are compared with those last seen.  Returns the copy's number: only the latest may
+        use the kept columns."""
+        self._stale |= self._copy_changed
+        self._copy_changed = set()
+        self._check_free = True
+        self.copies += 1
+        return self.copies
+
+    def columns(self, free, table: "Releases", requests: dict) -> dict:
+        """The columns of each request in ``requests`` (key -> request), on ``table`` (the
+        latest copy) with ``free`` resources now."""
+        if self._check_free:
+            seen, now = self._free_seen, (free.cpu.copy(), free.mem.copy(), free.gpu.copy())
+            if seen is None or len(seen[0]) != len(now[0]):
+                self._columns, self._requests = {}, {}
+            else:
+                moved = (seen[0] != now[0]) | (seen[1] != now[1]) | (seen[2] != now[2])
+                self._stale.update(np.flatnonzero(moved).tolist())
+            self._free_seen, self._check_free = now, False
+        if self._stale and self._columns:
+            nodes = np.fromiter(self._stale, dtype=np.int64, count=len(self._stale))
+            for key, cols in zip(self._columns, _first_fits(free, table, list(self._requests.values()), nodes)):
+                self._columns[key][nodes] = cols
+        self._stale = set()
+        new = {key: req for key, req in requests.items() if key not in self._columns}
+        if new:
+            self._columns.update(zip(new, _first_fits(free, table, list(new.values()))))
+            self._requests.update(new)
+        return {key: self._columns[key] for key in requests}
+
+
+def _first_fits(free, table: Releases, requests: list, nodes: np.ndarray | None = None) -> np.ndarray:
+    """Per request and node (of ``nodes``, or every node), the first column at which the
+    request fits (-1: none), in one array operation."""
+    every = len(table.times)
+
+    def column(i: int) -> np.ndarray:  # requests by node (one column when none depends on the node)
+        wanted = [req[i] for req in requests]
+        if not all(np.isscalar(w) for w in wanted):
+            wanted = [np.broadcast_to(w, every) if nodes is None else np.broadcast_to(w, every)[nodes] for w in wanted]
+        return np.array(wanted).reshape(len(requests), -1, 1)
+    at = slice(None) if nodes is None else nodes
+    fits = ((free.cpu[at, None] + table.cpus[at] >= column(0))
+            & (free.mem[at, None] + table.mem[at] >= column(1))
+            & (free.gpu[at, None] + table.gpus[at] >= column(2)))
+    return np.where(fits.any(axis=2), fits.argmax(axis=2), -1)

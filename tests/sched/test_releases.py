@@ -109,3 +109,32 @@ def test_a_kept_table_follows_the_state_through_its_journal():
             free = SimpleNamespace(cpu=state.nodes.free_cpu, mem=state.nodes.free_mem, gpu=state.nodes.free_gpu)
             assert ready_times(kept.refresh(state), free, int(now)) == ready_times(Releases().refresh(state), free, int(now))
     assert state.journal_start > 0  # trimmed along the way, and read across
+
+
+def test_ready_times_asked_between_starts_are_those_of_a_plan_built_with_them():
+    """A plan's ready times come from columns kept with the table: asked before and after each
+    job started in the cycle, they must be a fresh plan's, and the next cycle's plan (a new
+    copy of the kept table, without those starts) must not see them."""
+    rng = np.random.default_rng(27)
+    for _ in range(100):
+        free = SimpleNamespace(cpu=rng.integers(0, 6, NODES), mem=rng.integers(0, 4, NODES) * 1000,
+                               gpu=rng.integers(0, 4, NODES))
+
+        def job(start: float) -> SimpleNamespace:
+            nodes = rng.choice(NODES, size=int(rng.integers(1, 3)), replace=False).tolist()
+            return holding(nodes, rng.integers(1, 4, len(nodes)).tolist(), rng.integers(0, 3, len(nodes)).tolist(),
+                           rng.integers(0, 3, len(nodes)).tolist(), start, float(rng.integers(1, 6) * 60))
+        running = {i: job(float(rng.integers(0, 3) * 60)) for i in range(int(rng.integers(0, 8)))}
+        kept = Releases(NODES, 60).update(running)
+        before = ready_times(kept, free, 120)
+        plan, started = Plan(free, kept, 120), []
+        for _ in range(int(rng.integers(1, 5))):
+            started.append(job(120.0))
+            plan.add_running(started[-1])
+            fresh = Plan(free, Releases(NODES, 60).update(running | dict(enumerate(started, 100))), 120)
+            assert [plan.ready_times(r, r).tolist() for r in REQUESTS] == [fresh.ready_times(r, r).tolist() for r in REQUESTS]
+        assert ready_times(kept, free, 120) == before
+        started.append(job(120.0))  # a plan still in use after a later one was made keeps its own columns
+        plan.add_running(started[-1])
+        fresh = Plan(free, Releases(NODES, 60).update(running | dict(enumerate(started, 100))), 120)
+        assert [plan.ready_times(r, r).tolist() for r in REQUESTS] == [fresh.ready_times(r, r).tolist() for r in REQUESTS]
