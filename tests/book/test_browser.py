@@ -124,6 +124,7 @@ def test_chapter_charts_render(report):
     assert report["02-batch-jobs.html"]["static_images"] >= 1  # the jobs' lives
     assert report["04-srun-distributed.html"]["static_images"] >= 1  # one srun's ranks, nodes and GPUs
     assert report["07-node-failures.html"]["static_images"] >= 1  # failure, requeue, resume
+    assert report["09-real-slurm.html"]["static_images"] >= 1  # the twin's sessions, two replayed
     assert report["10-daily-work.html"]["static_images"] >= 1  # the chain of links
 
 
