@@ -54,7 +54,7 @@ class Journey:
 def read_output(text: str) -> tuple[str, tuple[float, float], dict[int, tuple[str, float, float]]]:
     """The script's node, its start and end, and each task's node, start and end, from its output."""
     starts, ends, where = {}, {}, {}
-    for who, rank, event, node, when in _PRINTED.findall(text):
+    for _, rank, event, node, when in _PRINTED.findall(text):
         key = int(rank) if rank else "script"
         (starts if event == "starts" else ends)[key] = float(when)
         if node:
