@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from minislurm.core.job import Job
 from minislurm.core.states import JobState, Reason
 from minislurm.ctld import accounting
+from minislurm.ctld.agents import Agent, call_nodes
 from minislurm.sched.apply import requeue_or_fail
 
 if TYPE_CHECKING:
@@ -144,8 +145,8 @@ class RunningJobs:
         inc = job.restart_count
         payload = {"job_id": job.job_id, "inc": inc, "why": WHY.get(JobState[live.ending[0]]),
                    "kill_wait": self.ctl.config.kill_wait}
-        replies = await asyncio.gather(*(self.ctl.rpc.call(self.ctl.node_addr(n), "/jobs/terminate", payload)
-                                         for n in job.alloc.nodes if self.ctl.node_addr(n)))
+        replies = list((await call_nodes(self.ctl.rpc, self._agents(job.alloc.nodes), "/jobs/terminate",
+                                         payload)).values())
         if any(r is not None for r in replies) and job.state is JobState.RUNNING and job.restart_count == inc:
             self.ctl.run_of(job).stop_delivered = True  # (unless the run ended meanwhile: nothing to keep)
         if not live.batch or all(r is None for r in replies):
@@ -160,8 +161,7 @@ class RunningJobs:
         if job is None or job.state is not JobState.RUNNING:
             return
         payload = {"job_id": job_id, "inc": job.restart_count, "signal": signum, "target": target}
-        await asyncio.gather(*(self.ctl.rpc.call(self.ctl.node_addr(n), "/jobs/signal", payload)
-                               for n in job.alloc.nodes if self.ctl.node_addr(n)))
+        await call_nodes(self.ctl.rpc, self._agents(job.alloc.nodes), "/jobs/signal", payload)
 
     async def job_ended(self, job_id: int, incarnation: int, *, exit_code: int, signal: int,
                         launch_failed: bool = False) -> bool:
@@ -197,11 +197,14 @@ class RunningJobs:
     def stop_on(self, nodes: list[int], job_id: int, incarnation: int, why: str | None) -> None:
         """After the next commit, tell these nodes' agents to kill what is left of a run."""
         payload = {"job_id": job_id, "inc": incarnation, "why": why, "kill_wait": 0}
-        ctl = self.ctl
-        for n in nodes:
-            addr = ctl.node_addr(n)
-            if addr:
-                ctl.store.then(lambda addr=addr: ctl.spawn(ctl.rpc.call(addr, "/jobs/terminate", payload)))
+        ctl, agents = self.ctl, self._agents(nodes)
+        if agents:
+            ctl.store.then(lambda: ctl.spawn(call_nodes(ctl.rpc, agents, "/jobs/terminate", payload)))
+
+    def _agents(self, nodes: list[int]) -> dict[str, Agent]:
+        """The agents of these nodes that have registered (the others cannot be told anything)."""
+        names = self.ctl.state.nodes.names
+        return {names[n]: self.ctl.agents[names[n]] for n in nodes if self.ctl.node_addr(n)}
 
     def _requeued(self, job: Job, now: float, exit_code: int, signal: int, hold: str | None) -> None:
         """The run is recorded REQUEUED and the job goes back to PENDING, same id (reference 5.3)."""

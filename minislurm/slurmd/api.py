@@ -42,17 +42,29 @@ def make_app(agent: "NodeAgent") -> web.Application:
         verify_ctld(request)
         return web.json_response(await agent.launch_batch(await request.json()))
 
+    def served(b: dict) -> dict[str, "NodeAgent"] | None:
+        """The nodes a request names (``nodes``: the controller tells a process that hosts many
+        once for all of them), those this process serves and reaches; None: this node alone."""
+        if "nodes" not in b:
+            return None
+        return {n: agent.siblings[n] for n in map(str, b["nodes"])
+                if n in agent.siblings and not agent.siblings[n].offline}
+
     async def terminate(request):
         verify_ctld(request)
         b = await request.json()
-        return web.json_response(await agent.terminate(int(b["job_id"]), int(b["inc"]), b.get("why"),
-                                                       float(b.get("kill_wait", 30))))
+        args = (int(b["job_id"]), int(b["inc"]), b.get("why"), float(b.get("kill_wait", 30)))
+        if (nodes := served(b)) is None:
+            return web.json_response(await agent.terminate(*args))
+        return web.json_response({"nodes": {n: await a.terminate(*args) for n, a in nodes.items()}})
 
     async def signal_job(request):
         verify_ctld(request)
         b = await request.json()
-        return web.json_response(agent.signal_job(int(b["job_id"]), int(b["inc"]), int(b["signal"]),
-                                                  b.get("target", "steps")))
+        args = (int(b["job_id"]), int(b["inc"]), int(b["signal"]), b.get("target", "steps"))
+        if (nodes := served(b)) is None:
+            return web.json_response(agent.signal_job(*args))
+        return web.json_response({"nodes": {n: a.signal_job(*args) for n, a in nodes.items()}})
 
     async def usage(request):
         verify_ctld(request)

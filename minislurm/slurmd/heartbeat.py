@@ -12,10 +12,11 @@ answer (the controller's ping round makes one request per agent process, not one
 a machine of 256 virtual nodes costs it a few requests a round), ``GET /ping/NODE`` for one.
 
 What it answers with comes from the agent's loop: every :data:`BEAT` seconds the loop writes,
-down a pipe, each node it serves and that node's ping answer (the jobs it runs, the ends it has
-not reported) with the time it wrote them.  So the heartbeat knows which nodes its agent hosts
-(a crashed, cut-off or no longer hosted node is absent: 404, as its closed port would say),
-and how long ago the loop last beat:
+down a pipe, the time it wrote and the machine's readings, and each node it serves with that
+node's ping answer (the jobs it runs, the ends it has not reported) when any has changed
+since the last beat (hundreds of nodes, four times a second).  So the heartbeat knows which
+nodes its agent hosts (a crashed, cut-off or no longer hosted node is absent: 404, as its
+closed port would say), and how long ago the loop last beat:
 
 - under :data:`FRESH` seconds: the answer as the loop wrote it;
 - up to ``wedged`` seconds (:data:`WEDGED` by default): ``{"busy": AGE}`` and no job list.  The
@@ -95,6 +96,7 @@ class Heartbeat:
         self.port = 0
         self.proc: asyncio.subprocess.Process | None = None
         self._beating: asyncio.Task | None = None
+        self._told: dict | None = None  # the nodes' answers as last written
 
     async def start(self) -> int:
         self.proc = await asyncio.create_subprocess_exec(
@@ -113,9 +115,11 @@ class Heartbeat:
         """Tell the heartbeat which nodes are served, what each answers, and that the loop runs."""
         if self.proc is None or self.proc.stdin.is_closing():
             return
-        host = host_readings()  # one reading of the machine for all its nodes
-        nodes = {name: {**ping_answer(a), **host} for name, a in list(self.agents.items()) if not a.offline}
-        self.proc.stdin.write(json.dumps({"t": time.monotonic(), "nodes": nodes}).encode() + b"\n")
+        beat: dict = {"t": time.monotonic(), "host": host_readings()}  # one reading of the machine for all its nodes
+        nodes = {name: ping_answer(a) for name, a in list(self.agents.items()) if not a.offline}
+        if nodes != self._told:
+            beat["nodes"] = self._told = nodes
+        self.proc.stdin.write(json.dumps(beat).encode() + b"\n")
 
     async def _beat_forever(self) -> None:
         while True:
@@ -160,10 +164,13 @@ class Answers:
         self.wedged, self.clock = wedged, clock
         self.beat_at = clock()
         self.nodes: dict[str, dict] = {}
+        self.host: dict = {}  # the machine's readings, part of every node's answer
 
     def take(self, line: bytes) -> None:
+        """A beat: its time and readings, and the nodes' answers when they have changed."""
         beat = json.loads(line)
-        self.beat_at, self.nodes = float(beat["t"]), beat["nodes"]
+        self.beat_at, self.host = float(beat["t"]), beat.get("host") or {}
+        self.nodes = beat.get("nodes", self.nodes)
 
     def answer(self, node: str) -> tuple[int, dict]:
         """(HTTP status, body) of a ping of ``node``, the caller already known to be the controller."""
@@ -171,7 +178,7 @@ class Answers:
             return 404, {"error": f"{node} is not served here"}
         age = self.clock() - self.beat_at
         if age < FRESH:
-            return 200, self.nodes[node]
+            return 200, {**self.nodes[node], **self.host}
         if age < self.wedged:
             return 200, {"busy": round(age, 1)}
         return 503, {"error": f"the agent's loop has not run for {age:.0f} s"}

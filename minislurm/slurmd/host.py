@@ -38,7 +38,6 @@ from minislurm.slurmd.agent import NodeAgent
 from minislurm.slurmd.api import serve
 from minislurm.slurmd.heartbeat import Heartbeat
 from minislurm.slurmd.proc import reap_orphans
-from minislurm.slurmd.usage import TICK
 
 log = logging.getLogger("minislurm.slurmd")
 
@@ -80,7 +79,7 @@ class Host:
     def reap(self) -> None:
         """Collect exited orphans, never a process asyncio waits for (any hosted node's task)."""
         reap_orphans({p.pid for a in list(self.agents.values()) for j in a.runs.live.values()
-                      for p in j.roots.procs}, max_age=TICK)  # the meters' scan of this tick will do
+                      for p in j.roots.procs})
 
     async def boot(self, name: str) -> None:
         agent = self.make_agent(name)

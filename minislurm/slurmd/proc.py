@@ -134,13 +134,34 @@ def become_subreaper() -> None:
 _zombies: set[int] = set()  # what the last reaping round saw dead and left
 
 
-def reap_orphans(tracked: set[int], max_age: float = 0.0) -> None:
+def _own_zombies() -> set[int]:
+    """This process's exited children not yet collected, from the kernel's list of each of its
+    threads' children (what a job left behind is a few processes; /proc as a whole may be
+    thousands); from a scan of /proc on a kernel without that list."""
+    me = os.getpid()
+    children = []
+    try:
+        for task in os.listdir(f"/proc/{me}/task"):
+            with open(f"/proc/{me}/task/{task}/children", "rb") as f:
+                children += [int(pid) for pid in f.read().split()]
+    except FileNotFoundError:
+        return {pid for pid, parent, _, state in _scan().rows if parent == me and state == b"Z"}
+    return {pid for pid in children if _state(pid) == b"Z"}
+
+
+def _state(pid: int) -> bytes | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def reap_orphans(tracked: set[int]) -> None:
     """Collect exited orphans (not the processes asyncio is waiting for).  Only a zombie seen by
     the round before is collected: a task that exits while it is being started is not yet
-    tracked, and asyncio must get its exit status, not this.  ``max_age``: a scan of /proc
-    that old will do (:func:`recent_scan`)."""
-    me = os.getpid()
-    now = {pid for pid, parent, _, state in recent_scan(max_age).rows if parent == me and state == b"Z" and pid not in tracked}
+    tracked, and asyncio must get its exit status, not this."""
+    now = _own_zombies() - tracked
     for pid in now & _zombies:
         try:
             os.waitpid(pid, os.WNOHANG)

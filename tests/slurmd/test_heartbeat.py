@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+import types
 import urllib.error
 import urllib.request
 
@@ -178,3 +179,25 @@ def test_the_answer_follows_the_age_of_the_loops_last_beat():
     assert seen[0] == (200, {"jobs": [[7, 0]], "finished": []})
     assert seen[1] == (200, {"busy": round(heartbeat.FRESH + 0.1, 1)}) and seen[2] == (200, {"busy": 59.0})
     assert seen[3][0] == 503 and answers.answer("gpu02")[0] == 404  # not a node its agent serves
+
+
+def test_the_nodes_answers_are_written_only_when_they_change():
+    """Hundreds of virtual nodes, four beats a second: a beat carries the time and the machine's
+    readings, and the nodes' answers only when one of them has changed; the heartbeat keeps
+    the last ones it was given."""
+    written: list[dict] = []
+    stdin = types.SimpleNamespace(is_closing=lambda: False, write=lambda line: written.append(json.loads(line)))
+    node = types.SimpleNamespace(runs=types.SimpleNamespace(live={}), unreported={}, offline=False)
+    beats = heartbeat.Heartbeat({"gpu01": node}, "127.0.0.1", KEY)
+    beats.proc = types.SimpleNamespace(stdin=stdin)
+    beats.beat()
+    beats.beat()
+    node.unreported[(7, 0)] = (0, 0)
+    beats.beat()
+    assert ["nodes" in b for b in written] == [True, False, True] and all("host" in b for b in written)
+    answers = heartbeat.Answers(wedged=60.0, clock=lambda: written[-1]["t"])
+    for beat in (written[0], {**written[1], "host": {"cpu_load": 2.5}}):
+        answers.take(json.dumps(beat).encode())
+    assert answers.answer("gpu01") == (200, {"jobs": [], "finished": [], "cpu_load": 2.5})
+    answers.take(json.dumps(written[2]).encode())
+    assert answers.answer("gpu01")[1]["finished"] == [[7, 0, 0, 0]]
