@@ -20,17 +20,22 @@ import os
 import sys
 import threading
 import time
+from dataclasses import asdict
 
 from minislurm.cli.jobhelp import early_answer
-from minislurm.cli.allocation import allocate, call_until_heard, existing_allocation, keep_alive, release
+from minislurm.cli.allocation import (allocate, call_until_heard, existing_allocation, immediate_seconds,
+                                      keep_alive, release)
 from minislurm.cli import srun_verbose
 from minislurm.cli.launch import run_step
 from minislurm.cli.stepinput import input_source, pty_refused, window_size
 from minislurm.client import Client, ClientError, umask_text
-from minislurm.core import rlimits
+from minislurm.core import errors, rlimits
 from minislurm.core.options import combine, env_options, env_pairs, exported, parse_options, split_options
 from minislurm.core.optvalues import OptionError
 from minislurm.core.patterns import expand_pattern, step_io
+from minislurm.core.stepfit import StepRequest
+
+STEP_WAIT = 60.0  # seconds a step request waits in the controller for a step of its job to end
 
 
 def main(argv: list[str]) -> int:
@@ -78,19 +83,14 @@ def main(argv: list[str]) -> int:
             job_id = int(inside)
         else:
             job_id = own_allocation = allocate(client, spec, rest)
-        gpus = None
-        gres = [g for g in spec.gres or () if g.name == "gpu"]
-        if cli.gres or cli.gpus_per_node:
-            gpus = gres[0].count if gres else spec.gpus_per_node[1]
-        step = client.call("POST", f"/jobs/{job_id}/steps", {
-            "ntasks": spec.ntasks, "nodes": spec.nodes_min if (cli.nodes_min or not inside) else None,
-            "ntasks_per_node": spec.ntasks_per_node, "cpus_per_task": spec.cpus_per_task,
-            "gpus_per_node": gpus, "nodelist": list(spec.nodelist) if spec.nodelist else None,
-            "name": cli.job_name or os.path.basename(rest[0]), "overcommit": "overcommit" in spec.extra})
+        request = {**asdict(StepRequest.from_options(spec, cli, inside=bool(inside))),
+                   "name": cli.job_name or os.path.basename(rest[0])}
+        step = create_step(client, job_id, request, immediate_seconds(spec))
     except ClientError as exc:
         what = f"Unable to create step for job {inside}" if inside else "Unable to allocate resources"
-        message = str(exc)
-        print(f"srun: error: {message if message.startswith(what) else f'{what}: {message}'}", file=sys.stderr)
+        *notes, message = str(exc).splitlines() or [""]
+        for line in [*notes, message if message.startswith(what) else f"{what}: {message}"]:
+            print(f"srun: error: {line}", file=sys.stderr)
         if own_allocation:
             release(client, own_allocation, 1)
         return 1
@@ -137,6 +137,31 @@ def main(argv: list[str]) -> int:
     if own_allocation:
         release(client, own_allocation, code)
     return code
+
+
+def create_step(client: Client, job_id: int, request: dict, immediate: float | None) -> dict:
+    """Ask for the step until the controller gives it.  While running steps hold what it needs,
+    each request waits in the controller (a pending step) until one of them ends, then is
+    refused: srun says so and asks again, as 22.05's does (its wait is SlurmctldTimeout plus
+    up to 9 s, 60 to 300 s, when nothing wakes it).  With ``--immediate`` it stops asking after
+    that many seconds and fails with Slurm's ``Requested nodes are busy``."""
+    started, asked = time.monotonic(), 0
+    while True:
+        wait = STEP_WAIT if immediate is None else max(0.05, immediate - (time.monotonic() - started))
+        try:
+            step = client.call("POST", f"/jobs/{job_id}/steps", {**request, "wait": wait}, timeout=wait + 60)
+        except ClientError as exc:
+            if not str(exc).endswith(errors.NODES_BUSY) or (
+                    immediate is not None and time.monotonic() - started >= immediate):
+                raise
+            state = "temporarily" if not asked else "still"
+            print(f"srun: Job {job_id} step creation {state} disabled, retrying ({errors.NODES_BUSY})",
+                  file=sys.stderr)
+            asked += 1
+            continue
+        if asked:
+            print(f"srun: Step created for job {job_id}", file=sys.stderr)
+        return step
 
 
 def task_scripts(spec) -> dict:

@@ -87,14 +87,16 @@ class Signer:
         return self._sign({"ctld": True}, lifespan)
 
     def step_credential(self, *, job_id: int, incarnation: int, step_id: int, user: str, uid: int, gid: int,
-                        tasks: dict[str, list[int]], gpus: dict[str, list[int]],
+                        tasks: dict[str, list[int]], gpus: dict[str, list[int]], cpus: list[int] | None = None,
                         cpus_per_task: int | None = None, lifespan: float = CREDENTIAL_LIFESPAN,
                         addrs: dict[str, str] | None = None) -> str:
-        """``tasks``: the step's nodes in order, each with its global task ids; ``addrs``: where
-        their agents listen (an agent passes the launch on to those addresses alone)."""
+        """``tasks``: the step's nodes in order, each with its global task ids; ``gpus`` and
+        ``cpus``: what the step holds on each; ``addrs``: where their agents listen (an agent
+        passes the launch on to those addresses alone)."""
         claims = {"purpose": CREDENTIAL_PURPOSE, "job": job_id, "inc": incarnation, "step": step_id,
                   "user": user, "uid": uid, "gid": gid, "nodes": list(tasks),
                   "tasks": [list(t) for t in tasks.values()], "gpus": {n: list(gpus.get(n, [])) for n in tasks},
+                  "cpus": list(cpus) if cpus is not None else None,
                   "cpus_per_task": cpus_per_task, "addrs": dict(addrs or {})}
         return jwt.encode(self._claims(claims, lifespan), self._cred_key, algorithm=ALGORITHM)
 

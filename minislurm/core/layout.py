@@ -1,5 +1,5 @@
-"""Task layout: how many tasks go on each node, a step's nodes, tasks and GPUs within its job,
-and Slurm's compressed count lists.
+"""Task layout: how many tasks go on each node, which GPUs a bound task gets, a launch's fan-out,
+and Slurm's compressed count lists (a step's place inside its job: :mod:`minislurm.core.stepfit`).
 
 Slurm 22.05 lays tasks out in block order by *filling* nodes, not by sharing them out evenly:
 every node gets one task, then the first node takes as many more as it has room for, then the
@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-
-from minislurm.core import errors
+from collections.abc import Callable, Sequence
 
 
 def block(ntasks: int, nnodes: int, max_per_node: int | None = None) -> list[int]:
@@ -97,58 +94,6 @@ def span_requests(body: dict) -> Callable[[list[str]], bytes]:
     rest = json.dumps({k: v for k, v in body.items() if k != "tree"}).encode()
     tail = b", " + rest[1:] if len(rest) > 2 else b"}"
     return lambda nodes: b'{"tree": ' + json.dumps(nodes).encode() + tail
-
-
-class StepLayoutError(ValueError):
-    """A step that cannot be laid out inside its job; the text is Slurm's reason."""
-
-
-@dataclass(frozen=True)
-class StepLayout:
-    nodes: list[str]
-    tasks_per_node: list[int]
-    task_ids: list[list[int]]
-    ntasks: int
-    gpus: dict[str, list[int]]  # the GPU indices the step holds on each of its nodes
-
-
-def step_layout(job_nodes: Sequence[str], job_cpus: Sequence[int], job_gpus: Mapping[str, Sequence[int]], *,
-                job_ntasks: int | None = None, nodelist: Sequence[str] = (), nodes: int | None = None,
-                ntasks: int | None = None, ntasks_per_node: int | None = None, cpus_per_task: int | None = None,
-                overcommit: bool = False, gpus_per_node: int | None = None) -> StepLayout:
-    """Where a step of a job on ``job_nodes`` (with ``job_cpus`` CPUs and ``job_gpus`` GPU
-    indices on each) runs, as srun's options ask: the job's nodes (``-w`` picks some, ``-N``
-    the first so many), its tasks (``-n``, else ``--ntasks-per-node`` times the nodes, else the
-    job's ``-n`` unless ``-N`` was given, else one a node; fewer tasks than nodes use the first
-    nodes only) filled in block order over the CPUs they need, and on each node the job's GPUs
-    (``--gpus-per-node``: the first so many).  Raises StepLayoutError with Slurm's reason."""
-    chosen = list(job_nodes)
-    if nodelist:
-        if any(n not in job_nodes for n in nodelist):
-            raise StepLayoutError("Requested node configuration is not available")
-        chosen = [n for n in job_nodes if n in nodelist]
-    if nodes:
-        if nodes > len(chosen):
-            raise StepLayoutError("Requested node configuration is not available")
-        chosen = chosen[:nodes]
-    count = ntasks or (ntasks_per_node * len(chosen) if ntasks_per_node else None)
-    if count is None:
-        count = job_ntasks if (job_ntasks and not nodes) else len(chosen)
-    if not nodes and count < len(chosen):
-        chosen = chosen[:count]
-    cpus_of = dict(zip(job_nodes, job_cpus))
-    try:
-        counts = node_tasks(count, [cpus_of[n] for n in chosen], cpus_per_task or 1, ntasks_per_node,
-                            overcommit=overcommit)
-    except ValueError:
-        raise StepLayoutError("More processors requested than permitted") from None
-    gpus = {}
-    for n in chosen:
-        have = list(job_gpus.get(n, ()))
-        if gpus_per_node is not None and gpus_per_node > len(have):  # more GRES than the job holds there
-            raise StepLayoutError(errors.INVALID_GRES)
-        gpus[n] = have if gpus_per_node is None else have[:gpus_per_node]
-    return StepLayout(chosen, counts, task_ids(counts), count, gpus)
 
 
 def task_gpus(node_gpus: Sequence[int], local_id: int, per_task: int | None) -> list[int] | None:

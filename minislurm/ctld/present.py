@@ -29,6 +29,13 @@ def _out(ctl: "Controller", job, key: str):
 
 
 _ABSENT = object()
+
+
+def _pending_steps(ctl: "Controller", job):
+    """The job's step requests waiting for CPUs or GPUs its steps hold (scontrol show step)."""
+    run = ctl.runs.get(job.job_id)
+    return list(run.pending_steps) if run is not None and run.pending_steps else _ABSENT
+
 # What only the live cluster knows, read as (controller, job); these override JOB_FIELDS.
 LIVE_FIELDS = {
     "work_dir": lambda c, j: c.live[j.job_id].work_dir, "command": lambda c, j: c.live[j.job_id].command,
@@ -41,7 +48,9 @@ LIVE_FIELDS = {
     "sched_nodes": lambda c, j: compress(c.state.nodes.names[n] for n in c.sched_nodes[j.job_id])
     if j.job_id in c.sched_nodes else "",
     "stdout": lambda c, j: _out(c, j, "stdout"), "stderr": lambda c, j: _out(c, j, "stderr"),
+    "pending_steps": _pending_steps,
 }
+_SOMETIMES = ("stdout", "stderr", "pending_steps")  # left out of a job's view when it has none
 # Enum's ``name`` is a Python-level property; ``_name_`` is the same string, read in C.
 _PLAIN_ATTRS = {key: attrgetter(attr.replace("state.name", "state._name_"))
                 for key, attr in {**JOB_ATTRS, "array_max_tasks": "array_max_running"}.items()}
@@ -51,7 +60,7 @@ FIELDS = {**{k: (lambda c, j, read=read: read(j, c.state)) for k, read in JOB_FI
 def full_job(ctl: "Controller", job) -> dict:
     """Everything squeue, scontrol and sacct may print about a job."""
     view = {key: read(ctl, job) for key, read in FIELDS.items()}
-    for key in ("stdout", "stderr"):
+    for key in _SOMETIMES:
         if view[key] is _ABSENT:
             del view[key]
     return view
@@ -70,7 +79,7 @@ def job_columns(ctl: "Controller", jobs: list, keys: list[str]) -> list:
         else:
             read = FIELDS.get(key, lambda c, j: None)
             column = [read(ctl, job) for job in jobs]
-            if key in ("stdout", "stderr"):
+            if key in _SOMETIMES:
                 column = [None if v is _ABSENT else v for v in column]
         if column and column.count(column[0]) == len(column):
             column = {"all": column[0]}

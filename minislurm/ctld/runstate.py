@@ -18,6 +18,7 @@ class Run:
     stop_delivered: bool = False  # its agents have its stop (Live.ending)
     stop_held: bool = False  # its stop is told by whoever decided it, once saved (and answered)
     batch_usage: dict | None = None  # what its batch script used (slurmd's usage.Meter), for sacct
+    pending_steps: list[dict] = field(default_factory=list)  # step requests waiting for busy CPUs or GPUs
 
     def disarm(self) -> None:
         for handle in self.timers:

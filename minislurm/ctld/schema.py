@@ -168,6 +168,11 @@ STEP_REQUEST = {
     "ntasks_per_node": _slurm(_int(1, MAX_NODES, null=True), errors.BAD_TASK_COUNT),
     "cpus_per_task": _int(1, MAX_COUNT, null=True),
     "gpus_per_node": _slurm(_int(0, MAX_COUNT, null=True), errors.INVALID_GRES), "nodelist": NODE_LIST,
+    "gpus": _slurm(_int(0, MAX_COUNT, null=True), errors.INVALID_GRES),
+    "gpus_per_task": _slurm(_int(0, MAX_COUNT, null=True), errors.INVALID_GRES),
+    "exact": {"type": "boolean"}, "overlap": {"type": "boolean"},
+    "mem": _int(0, MAX_U32, null=True), "mem_per_cpu": _int(0, MAX_U32, null=True),
+    "wait": _num(0, 600, null=True),  # seconds a busy step waits for a step of its job to end
     "name": _text(MAX_NAME, null=True), "overcommit": {"type": "boolean"}}
 
 NONE = _object({})

@@ -3,7 +3,7 @@
 :func:`predict` follows a stand-alone ``srun`` (no allocation yet) through minislurm's own
 pieces: the option parser, the submission checks (:func:`minislurm.sched.submit.build_jobs`),
 one scheduling pass for the nodes and GPU indices, the block task layout
-(:mod:`minislurm.core.layout`, with the step rules of :mod:`minislurm.ctld.steps`), the task
+(:mod:`minislurm.core.layout`, with the step rules of :mod:`minislurm.core.stepfit`), the task
 environment the node agents build (:mod:`minislurm.slurmd.env`), and the Slurm -> torch
 mapping (:mod:`minislurm.train.distenv`).  :func:`run_live` runs the same ``srun`` on a live
 cluster, where every task reports what it really sees (:mod:`minislurm.lab.srun_probe`), so the
@@ -21,10 +21,11 @@ from pathlib import Path
 
 from minislurm.cluster.confgen import lab_config
 from minislurm.core.errors import SlurmError
-from minislurm.core.layout import StepLayoutError, compress_counts, step_layout, task_gpus
+from minislurm.core.layout import compress_counts, task_gpus
 from minislurm.core.options import parse_options
 from minislurm.core.optvalues import OptionError
 from minislurm.core.state import ClusterState
+from minislurm.core.stepfit import StepLayoutError, StepRequest, step_layout
 from minislurm.lab.srun_probe import probe
 from minislurm.sched import priority
 from minislurm.sched.apply import apply
@@ -162,20 +163,17 @@ def predict(args: list[str], *, nodes: int = 2, gpus_per_node: int = 4, cpus_per
                          f"(reason: {job.reason}); it can never start on this cluster")
     alloc = job.alloc
     names = [state.nodes.names[n] for n in alloc.nodes]
-    # The step of a stand-alone srun: the controller's layout (ctld/steps.create), with what
-    # srun asks for (cli/srun.py).
-    gres = [g.count for g in spec.gres or () if g.name == "gpu"]
-    per_node = gres[0] if gres else (spec.gpus_per_node[1] if spec.gpus_per_node else None)
+    # The step of a stand-alone srun: what srun asks for (cli/srun.py), laid out as the
+    # controller lays it out (ctld/steps.create).
     try:
-        layout = step_layout(names, alloc.cpus, dict(zip(names, alloc.gpus)), job_ntasks=job.ntasks,
-                             nodelist=spec.nodelist or (), nodes=spec.nodes_min, ntasks=spec.ntasks,
-                             ntasks_per_node=spec.ntasks_per_node, cpus_per_task=spec.cpus_per_task,
-                             overcommit="overcommit" in spec.extra, gpus_per_node=per_node)
+        layout = step_layout(names, alloc.cpus, dict(zip(names, alloc.gpus)),
+                             StepRequest.from_options(spec, spec, inside=False), job_ntasks=job.ntasks)
     except StepLayoutError as err:
         raise ValueError(f"srun: error: Unable to create step for job {job.job_id}: {err}") from None
     step_nodes = layout.nodes
     step = {"step_id": 0, "nodes": step_nodes, "tasks_per_node": layout.tasks_per_node,
-            "task_ids": layout.task_ids, "ntasks": layout.ntasks, "step_gpus": layout.gpus}
+            "task_ids": layout.task_ids, "ntasks": layout.ntasks, "step_gpus": layout.gpus,
+            "node_cpus": layout.cpus}
     info = {"job_id": job.job_id, "name": job.name, "nodes": names, "partition": job.partition,
             "account": job.account, "cpus_per_node": list(alloc.cpus), "cluster": "minislurm",
             "submit_dir": "/", "submit_host": "login", "user": "user", "uid": 1000, "gid": 1000,
@@ -201,12 +199,12 @@ def run_live(cluster, args: list[str], *, cwd: str | None = None, timeout: float
     data = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
     rows = sorted((row_from_probe(d) for d in data), key=lambda t: t.procid)
     nodes = list(dict.fromkeys(t.node for t in sorted(rows, key=lambda t: t.nodeid)))
-    gpus = {}
-    for d in data:
+    gpus: dict[str, set[int]] = {}
+    for d in data:  # a task bound with --gpus-per-task is told only its own
         step_gpus = d["env"].get("SLURM_STEP_GPUS", "")
-        gpus[d["env"]["SLURMD_NODENAME"]] = [int(g) for g in step_gpus.split(",") if g]
+        gpus.setdefault(d["env"]["SLURMD_NODENAME"], set()).update(int(g) for g in step_gpus.split(",") if g)
     job_id = int(data[0]["env"]["SLURM_JOB_ID"]) if data else 0
-    return SrunLayout(list(args), job_id, nodes, {n: gpus.get(n, []) for n in nodes}, rows)
+    return SrunLayout(list(args), job_id, nodes, {n: sorted(gpus.get(n, ())) for n in nodes}, rows)
 
 
 @contextmanager

@@ -40,6 +40,9 @@ def _job_common(job: dict, node: str, conf: str | None) -> dict[str, str]:
     return env
 
 
+_STEP_GPU_VARS = {"SLURM_STEP_GPUS", "SLURM_GPUS_ON_NODE", "CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL"}
+
+
 def _gpu_vars(gpus: list[int], kind: str) -> dict[str, str]:
     """``kind`` is JOB for the batch script, STEP for tasks of a step."""
     if not gpus:
@@ -106,9 +109,13 @@ def step_env(job: dict, step: dict, node: str, base: dict[str, str], *, conf: st
     of one launch (its node lists and counts cost more to write out than all the rest)."""
     env = dict(common if common is not None else step_common(job, step, base, conf=conf, launcher=launcher))
     i = step["nodes"].index(node)
-    env.update(SLURMD_NODENAME=node, SLURM_CPUS_ON_NODE=str(job["cpus_per_node"][job["nodes"].index(node)]),
+    cpus = step["node_cpus"][i] if step.get("node_cpus") else job["cpus_per_node"][job["nodes"].index(node)]
+    env.update(SLURMD_NODENAME=node, SLURM_CPUS_ON_NODE=str(cpus),
                SLURM_NODEID=str(i), SLURM_GTIDS=",".join(map(str, step["task_ids"][i])))
-    env.update(_strings(_gpu_vars(step["step_gpus"].get(node, []), "STEP")))
+    gpus = _gpu_vars(step["step_gpus"].get(node, []), "STEP")
+    for name in _STEP_GPU_VARS - gpus.keys():  # a step without GPUs sees none of its job's (22.05)
+        env.pop(name, None)
+    env.update(_strings(gpus))
     if job.get("het_step"):
         env["SLURM_NODEID"] = str(job["het_step"]["nodes"].index(node))
     return env
@@ -162,12 +169,14 @@ def _het_step(whole: dict) -> dict:
 
 def task_env(step_base: dict[str, str], *, procid: int, localid: int,
              gpus: list[int] | None = None) -> dict[str, str]:
-    """One task: its global and local rank.  ``gpus`` narrows CUDA_VISIBLE_DEVICES when bound
-    (``--gpus-per-task``); otherwise every task sees all of the step's GPUs on its node."""
+    """One task: its global and local rank.  ``gpus`` narrows the task's GPU variables when bound
+    (``--gpus-per-task``: CUDA_VISIBLE_DEVICES, GPU_DEVICE_ORDINAL and SLURM_STEP_GPUS, as 22.05
+    does; SLURM_GPUS_ON_NODE stays the step's); otherwise every task sees all of the step's GPUs
+    on its node."""
     env = dict(step_base)
     env["SLURM_PROCID"] = str(procid)
     env["SLURM_LOCALID"] = str(localid)
     if gpus is not None:
         ids = ",".join(map(str, gpus))
-        env["CUDA_VISIBLE_DEVICES"] = env["GPU_DEVICE_ORDINAL"] = ids
+        env["CUDA_VISIBLE_DEVICES"] = env["GPU_DEVICE_ORDINAL"] = env["SLURM_STEP_GPUS"] = ids
     return env

@@ -108,7 +108,7 @@ def step_of(claims: dict) -> dict:
     tasks = claims["tasks"]
     return {"step_id": claims["step"], "nodes": claims["nodes"], "task_ids": tasks,
             "tasks_per_node": [len(t) for t in tasks], "ntasks": sum(len(t) for t in tasks),
-            "step_gpus": claims["gpus"], "cpus_per_task": claims.get("cpus_per_task")}
+            "step_gpus": claims["gpus"], "node_cpus": claims.get("cpus"), "cpus_per_task": claims.get("cpus_per_task")}
 
 
 def _files_of(body: dict, job: dict, step: dict, node: str, cwd: str) -> Callable[[int], Stdio | None]:

@@ -41,7 +41,7 @@ def fake(monkeypatch):
 STEP0 = ("StepId=12.0 UserId=1000 StartTime=2026-01-01T00:00:00 TimeLimit=UNLIMITED\n"
          "   State=RUNNING Partition=gpu NodeList=c[1-2]\n"
          "   Nodes=2 CPUs=4 Tasks=4 Name=python Network=(null)\n"
-         "   TRES=cpu=4,mem=2000M,node=2,gres/gpu=2\n"
+         "   TRES=cpu=4,gres/gpu=2,mem=2000M,node=2\n"  # alphabetical, as on the twin (session step_gpus)
          "   ResvPorts=(null)\n"
          "   CPUFreqReq=Default Dist=Block\n"
          "   SrunHost:Pid=(null):0\n\n")

@@ -58,7 +58,7 @@ def test_step_and_task_environment():
     task = task_env(base, procid=6, localid=2)
     assert (task["SLURM_PROCID"], task["SLURM_LOCALID"], task["CUDA_VISIBLE_DEVICES"]) == ("6", "2", "4,5,6,7")
     bound = task_env(base, procid=6, localid=2, gpus=[6])
-    assert bound["CUDA_VISIBLE_DEVICES"] == "6" and bound["SLURM_STEP_GPUS"] == "4,5,6,7"
+    assert (bound["CUDA_VISIBLE_DEVICES"], bound["SLURM_STEP_GPUS"], bound["SLURM_GPUS_ON_NODE"]) == ("6", "6", "4")
 
 
 def test_a_step_environment_made_once_for_many_nodes_is_each_nodes_own():
@@ -77,7 +77,7 @@ def test_a_step_environment_made_once_for_many_nodes_is_each_nodes_own():
                 assert list(shared.items()) == list(alone.items())
                 assert alone["SLURMD_NODENAME"] == node and alone["SLURM_NODEID"] == str(index)
                 assert alone["SLURM_GTIDS"] == ("0,1" if index == 0 else "2")
-                assert alone.get("CUDA_VISIBLE_DEVICES") == ("0,1" if index == 0 else base.get("CUDA_VISIBLE_DEVICES"))
+                assert alone.get("CUDA_VISIBLE_DEVICES") == ("0,1" if index == 0 else None)  # none of the job's
     assert "SLURM_NODEID" in common and common["SLURMD_NODENAME"] == ""  # filled in per node, in place
 
 

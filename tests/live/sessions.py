@@ -300,6 +300,7 @@ scancel $b; gone $b; squeue -s
     # own GPUs and CPUs, a step that finds them taken waits (a minute or two on 22.05, which has
     # no wake-up: SLOW), a step without a GPU option wants all of the job's, --overlap shares.
     "step_gpus": (False, r"""rm -rf steps && mkdir steps && cd steps
+n=0; while [ "$n" -lt 20 ]; do n=$(sbatch --test-only --wrap true 2>&1 | grep -o 'Job [0-9]*' | cut -c5-); done
 cat > show.sh <<"X"
 #!/bin/bash
 echo "$1: CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES SLURM_STEP_GPUS=$SLURM_STEP_GPUS GPU_DEVICE_ORDINAL=$GPU_DEVICE_ORDINAL SLURM_GPUS_ON_NODE=$SLURM_GPUS_ON_NODE SLURM_CPUS_ON_NODE=$SLURM_CPUS_ON_NODE"

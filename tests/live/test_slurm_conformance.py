@@ -19,9 +19,7 @@ CLUSTER = {"conf": CONF}
 
 # Sessions minislurm does not yet print as the twin did (issue 22 item 7): strict, so the day
 # they pass the mark must go.
-OPEN: dict[str, str] = {
-    "step_gpus": "steps do not yet get their own GPUs and CPUs out of the job (being built)",
-}
+OPEN: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=OPEN[n]))

@@ -68,8 +68,11 @@ def tres(r: dict) -> str:
         items["billing"] = str(r["alloc_cpus"])
     if r.get("alloc_gpus"):
         items["gres/gpu"] = str(r["alloc_gpus"])
-    if (r.get("req_mem") or 0) > 0:
-        items["mem"] = mem_units(r["req_mem"] * nnodes)
+    mem = r.get("alloc_mem")  # a step's: what it asked for in all
+    if mem is None:
+        mem = (r.get("req_mem") or 0) * nnodes
+    if mem > 0:
+        items["mem"] = mem_units(mem)
     return ",".join(f"{k}={items[k]}" for k in sorted(items))
 
 
