@@ -1,18 +1,19 @@
 """srun's heterogeneous steps: ``srun A : B`` and ``srun --het-group=N`` inside a heterogeneous job.
 
 Each group of options and its command (between ``:`` words) runs in one component of the job
-(the Nth group in component N, unless ``--het-group`` names another), as one step: one step id,
-and one rank space over the groups in the order given (the first group's tasks are 0..n-1, the
-next group's follow), as Slurm 22.05 numbers them, so an MPI or torchrun world spans them all.
+(the Nth group in component N, unless ``--het-group`` names others: ``1``, ``0,1``, ``0-1``;
+each component at most once in one srun), as one step: one step id, and one rank space over
+the components in their order, whatever the order given (component 0's tasks are 0..n-1, the
+next one's follow), as Slurm 22.05 numbers them, so an MPI or torchrun world spans them all.
 Each group keeps its own command, ``--export`` and ``-o/-e`` files; ``-l`` applies to all.
 
-Not modelled: allocating a heterogeneous job with srun itself (outside a job it is refused),
-and ``--het-group`` lists or ranges (one number per group).
+Not modelled: allocating a heterogeneous job with srun itself (outside a job it is refused).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 
@@ -35,22 +36,42 @@ def split_groups(argv: list[str]) -> list[list[str]]:
     return groups
 
 
+MAX_GROUPS = 128  # the most components a step may name (the API's limit)
+
+
+def het_groups(value: str) -> list[int]:
+    """The components ``--het-group`` names, in order, each once: numbers and ranges, comma
+    separated.  A range is cut short where it could name only components that do not exist
+    (past MAX_GROUPS), its end kept so the controller can say it is too high."""
+    named: set[int] = set()
+    for item in value.split(","):
+        m = re.fullmatch(r"\s*(\d+)(?:-(\d+))?", item)
+        if m is None or (m[2] is not None and int(m[2]) < int(m[1])):
+            raise OptionError(f"srun: error: _parse_single_range: Invalid range: `{item}'\n"
+                              f"srun: error: Invalid --het-group value: {value}", 1)
+        first, last = int(m[1]), int(m[2] or m[1])
+        named.update(range(first, min(last, first + MAX_GROUPS) + 1), (last,))
+    out = sorted(named)
+    return out if len(out) <= MAX_GROUPS else [*out[:MAX_GROUPS - 1], out[-1]]
+
+
 def _groups(argv: list[str], now: float) -> list[tuple[int, JobSpec, list[str]]]:
-    """(het group, options, command) per group; a group without a command runs the next one's."""
+    """(het group, options, command) per component named, in component order; a group of
+    options without a command runs the next one's."""
     env_spec = env_options(os.environ, prog="srun", now=now)
     out = []
     for i, words in enumerate(split_groups(argv)):
         cli, rest = parse_options(words, prog="srun", now=now)
         spec = combine(None, env_spec if i == 0 else JobSpec(), cli, prog="srun")
-        group = cli.extra.get("het-group", str(i))
-        if not group.isdigit():
-            raise OptionError(f"srun: error: Invalid hetjob group value ({group}): minislurm takes one number", 1)
         if cli.job_name is None:  # a step is named by its command unless -J is given here
             spec.job_name = None
-        out.append([int(group), spec, rest])
+        out.append([het_groups(cli.extra["het-group"]) if "het-group" in cli.extra else [i], spec, rest])
     for i in range(len(out) - 2, -1, -1):
         out[i][2] = out[i][2] or out[i + 1][2]
-    return [tuple(g) for g in out]
+    named = [g for groups, _, _ in out for g in groups]
+    if len(named) != len(set(named)):
+        raise OptionError("srun: fatal: Duplicate het groups in single srun not supported", 1)
+    return sorted(((g, spec, rest) for groups, spec, rest in out for g in groups), key=lambda group: group[0])
 
 
 def main(argv: list[str]) -> int:
@@ -78,7 +99,7 @@ def main(argv: list[str]) -> int:
     except ClientError as exc:
         what = f"Unable to create step for job {job_id}"
         message = str(exc)
-        plain = message.startswith((what, errors.HET_GROUP_BEYOND))
+        plain = message.startswith((what, errors.HET_GROUP_BEYOND, errors.HET_GROUP_ABOVE))
         print(f"srun: error: {message if plain else f'{what}: {message}'}", file=sys.stderr)
         return 1
     parts, opened, streams = [], [], {}

@@ -44,5 +44,6 @@ PATHNAME_TOO_LONG = "Pathname of a file, directory or other parameter too long"
 HETJOB_UNSUPPORTED = "Heterogeneous jobs are not supported by minislurm"  # minislurm's own text
 NOT_WHOLE_HET_JOB = "Operation not permitted on individual component of heterogeneous job"
 HET_GROUP_BEYOND = "Requested het-group offset exceeds highest hetjob index"  # srun's words, no step prefix
+HET_GROUP_ABOVE = "Attempt to run a job step with het group value of"  # srun's, when it names several
 NOT_WHOLE_HET_JOB_ERRNO = 2108  # ESLURM_NOT_WHOLE_HET_JOB: scancel exits with its low byte (60)
 HETJOB_REQUEUE_UNSUPPORTED = "Requeue of heterogeneous jobs is not supported by minislurm"  # minislurm's own text
