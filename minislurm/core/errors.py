@@ -46,4 +46,4 @@ NOT_WHOLE_HET_JOB = "Operation not permitted on individual component of heteroge
 HET_GROUP_BEYOND = "Requested het-group offset exceeds highest hetjob index"  # srun's words, no step prefix
 HET_GROUP_ABOVE = "Attempt to run a job step with het group value of"  # srun's, when it names several
 NOT_WHOLE_HET_JOB_ERRNO = 2108  # ESLURM_NOT_WHOLE_HET_JOB: scancel exits with its low byte (60)
-HETJOB_REQUEUE_UNSUPPORTED = "Requeue of heterogeneous jobs is not supported by minislurm"  # minislurm's own text
+NOT_HET_JOB_LEADER = "Job not heterogeneous job leader"

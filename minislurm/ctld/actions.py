@@ -79,35 +79,39 @@ async def cancel(ctl: "Controller", user: str, uid: int, job_id: int, signal: in
 
 
 async def requeue(ctl: "Controller", user: str, job_id: int, hold: bool = False) -> Job | None:
-    """scontrol requeue[hold]; a running job is returned to be told after the answer, as by :func:`cancel`."""
+    """scontrol requeue[hold]; a running job is returned to be told after the answer, as by
+    :func:`cancel`.  A heterogeneous job is requeued whole, by its leader's id only (Slurm
+    22.05 refuses a component's, pending or not, before anything else)."""
     job = ctl.job(job_id)
     ctl.may_modify(user, job)
-    live = ctl.live[job_id]
-    if not live.batch and job.het_job_id is None:
+    if job.het_job_offset:
+        raise SlurmError(errors.NOT_HET_JOB_LEADER)
+    if not ctl.live[job_id].batch:
         raise SlurmError(errors.BATCH_ONLY)
     if not job.requeue:
         raise SlurmError(errors.DISABLED)
     if job.state is JobState.PENDING:
         raise SlurmError(errors.JOB_PENDING)
-    if job.het_job_id is not None:
-        raise SlurmError(errors.HETJOB_REQUEUE_UNSUPPORTED)
     hold_kind = "user" if hold else None
     if job.state is JobState.RUNNING:
         await ctl.running.decide_stop(job, JobState.REQUEUED, hold_kind)
         return job
     requeue_now(ctl, job, hold_kind)
-    await ctl.commit(wake=(job_id,))
+    await ctl.commit(wake=tuple(c.job_id for c in ctl.state.het_components(job)))
     return None
 
 
 def requeue_now(ctl: "Controller", job, hold: str | None) -> None:
-    """A finished (or just stopped) job goes back to PENDING with the same id; the caller
-    commits it and wakes its waiters (``ctl.commit(wake=...)``)."""
-    ctl.running.forget_run(job)
-    ctl.state.requeue(job, ctl.clock(), hold=hold)
-    ctl.live[job.job_id].next_step = 0
-    accounting.record_job(ctl, job)
-    ctl.save_job(job)
+    """A finished (or just stopped) job goes back to PENDING with the same id, a heterogeneous
+    job with every component (:func:`minislurm.sched.apply.requeue`); the caller commits it and
+    wakes its waiters (``ctl.commit(wake=...)``)."""
+    from minislurm.sched import apply
+    for c in ctl.state.het_components(job):
+        ctl.running.forget_run(c)
+    for c in apply.requeue(ctl.state, job, ctl.clock(), hold=hold):
+        ctl.live[c.job_id].next_step = 0
+        accounting.record_job(ctl, c)
+        ctl.save_job(c)
 
 
 async def hold(ctl: "Controller", user: str, job_id: int, kind: str | None = None, alone: bool = False) -> None:
@@ -121,13 +125,16 @@ async def hold(ctl: "Controller", user: str, job_id: int, kind: str | None = Non
         raise SlurmError(errors.ALREADY_DONE)
     if kind == "admin" and user not in ctl.operators:  # only an operator's hold is an admin hold
         raise SlurmError(errors.ACCESS_DENIED)
-    ctl.state.hold(job, kind or ("admin" if user in ctl.operators else "user"))
+    held = _with_components(ctl, job)
+    for c in held:
+        ctl.state.hold(c, kind or ("admin" if user in ctl.operators else "user"))
     if alone and in_record(job):
         key = job.job_id
         ctl.state.split_off(job)
         ctl.moved(key, job)
         accounting.record_job(ctl, job)
-    ctl.save_job(job)
+    for c in held:
+        ctl.save_job(c)
     await ctl.commit()
 
 
@@ -139,10 +146,19 @@ async def release(ctl: "Controller", user: str, job_id: int) -> None:
         raise SlurmError(errors.ALREADY_DONE)
     if job.hold == "admin" and user not in ctl.operators:
         raise SlurmError(errors.ACCESS_DENIED)
-    job.hold = None  # its priority is worked out as for a job not held
-    ctl.state.release(job, priority.initial(job, ctl.state, ctl.clock(), _fairshare(ctl)))
-    ctl.save_job(job)
+    for c in _with_components(ctl, job):
+        c.hold = None  # its priority is worked out as for a job not held
+        ctl.state.release(c, priority.initial(c, ctl.state, ctl.clock(), _fairshare(ctl)))
+        ctl.save_job(c)
     await ctl.commit()
+
+
+def _with_components(ctl: "Controller", job: Job) -> list[Job]:
+    """The jobs scontrol hold and release act on: a heterogeneous job's leader names every
+    component still pending or running (as on 22.05), any other job only itself."""
+    if job.het_job_offset:
+        return [job]
+    return [c for c in ctl.state.het_components(job) if c.state in (JobState.PENDING, JobState.RUNNING)]
 
 
 def _fairshare(ctl: "Controller") -> dict | None:

@@ -173,25 +173,27 @@ class RunningJobs:
         now = self.ctl.clock()
         live = self.ctl.live[job_id]
         final, reason = (JobState[live.ending[0]], live.ending[1]) if live.ending else (None, Reason.NONE)
-        live.ending = None
+        # The leader's script is the whole heterogeneous job's: its end ends every component.
+        parts = [job] + [c for c in self.ctl.state.het_components(job)[1:]
+                         if job.het_job_offset == 0 and c.state is JobState.RUNNING]
         # No process of the job may outlive its end: the script's node stops its own; every
-        # node of an srun allocation is told (no step credential of it may start anything).
-        others = list(job.alloc.nodes[1:] if live.batch else job.alloc.nodes)
-        self._disarm(job_id)
+        # other node is told (no step credential of it may start anything).
+        stops = [(list(c.alloc.nodes[1:] if c is job and live.batch else c.alloc.nodes), c.job_id, c.restart_count)
+                 for c in parts]
+        for c in parts:
+            self._disarm(c.job_id)
+            self.ctl.live[c.job_id].ending = None
         if final is JobState.REQUEUED:  # scontrol requeue of a running job: its run has stopped
-            self._requeued(job, now, exit_code, signal, hold=reason)
+            self._requeued(parts, now, exit_code, signal, hold=reason)
         else:
             self._ended(job, final, reason, now, exit_code, signal, launch_failed)
-        self.stop_on(others, job_id, incarnation, why=None)
-        if job.het_job_offset == 0:  # the leader's script is the whole heterogeneous job's
-            for c in self.ctl.state.het_components(job)[1:]:
-                if c.state is JobState.RUNNING:
-                    nodes, inc = list(c.alloc.nodes), c.restart_count
-                    self._disarm(c.job_id)
-                    self.ctl.live[c.job_id].ending = None
-                    self._ended(c, job.state, reason, now, exit_code, signal, launch_failed)
-                    self.stop_on(nodes, c.job_id, inc, why=None)
-        await self.ctl.commit(wake=(job_id,))
+            for c in parts[1:]:  # Slurm 22.05: cancelled with the leader, or ended as its script was
+                # (COMPLETED, or FAILED with its exit code; 0:15 when the leader ran out of time)
+                self._ended(c, final if final is JobState.CANCELLED else None, reason, now, exit_code, signal,
+                            launch_failed)
+        for nodes, ended_id, inc in stops:
+            self.stop_on(nodes, ended_id, inc, why=None)
+        await self.ctl.commit(wake=tuple(c.job_id for c in parts))
         return True
 
     def stop_on(self, nodes: list[int], job_id: int, incarnation: int, why: str | None) -> None:
@@ -206,14 +208,16 @@ class RunningJobs:
         names = self.ctl.state.nodes.names
         return {names[n]: self.ctl.agents[names[n]] for n in nodes if self.ctl.node_addr(n)}
 
-    def _requeued(self, job: Job, now: float, exit_code: int, signal: int, hold: str | None) -> None:
-        """The run is recorded REQUEUED and the job goes back to PENDING, same id (reference 5.3)."""
+    def _requeued(self, parts: list[Job], now: float, exit_code: int, signal: int, hold: str | None) -> None:
+        """Each run is recorded REQUEUED and the job goes back to PENDING, same id (reference
+        5.3); a heterogeneous job (``parts``: its leader, then its running components) whole."""
         from minislurm.ctld.actions import requeue_now
-        job.exit_signal = signal
-        self.charge_usage(job, now)
-        accounting.record_job(self.ctl, job, state=JobState.REQUEUED, end=now, exit_code=exit_code)
-        accounting.close_steps(self.ctl, job, JobState.REQUEUED)
-        requeue_now(self.ctl, job, hold)
+        for c in parts:
+            c.exit_signal = signal
+            self.charge_usage(c, now)
+            accounting.record_job(self.ctl, c, state=JobState.REQUEUED, end=now, exit_code=exit_code)
+            accounting.close_steps(self.ctl, c, JobState.REQUEUED)
+        requeue_now(self.ctl, parts[0], hold)
 
     def _ended(self, job: Job, final: JobState | None, reason: str, now: float, exit_code: int, signal: int,
                launch_failed: bool) -> None:
@@ -256,27 +260,37 @@ class RunningJobs:
 
     def lost_on_node(self, job: Job, n: int) -> None:
         """This run of ``job`` died with node ``n``: record NODE_FAIL, then requeue it (a batch
-        job that may be requeued) or end it, and stop what is left of it on its other nodes."""
+        job that may be requeued) or end it, and stop what is left of it on its other nodes.
+        A heterogeneous job's running components share that fate (on the twin, Slurm 22.05
+        requeued both components of one when the second one's node was lost)."""
         now = self.ctl.clock()
-        live = self.ctl.live[job.job_id]
-        inc = job.restart_count
-        self._disarm(job.job_id)
-        live.ending = None
-        survivors = [m for m in job.alloc.nodes if m != n]
-        self.charge_usage(job, now)
-        accounting.record_job(self.ctl, job, state=JobState.NODE_FAIL, end=now, exit_code=1)
-        accounting.close_steps(self.ctl, job, JobState.NODE_FAIL)
-        self.forget_run(job)
-        if requeue_or_fail(self.ctl.state, job, now, batch=live.batch) is JobState.PENDING:
-            log.info("requeue job JobId=%s due to failure of node %s", job.job_id, self.ctl.state.nodes.names[n])
-            live.next_step = 0
-            accounting.record_job(self.ctl, job)
+        state = self.ctl.state
+        parts = [c for c in state.het_components(job) if c.state is JobState.RUNNING]
+        stops = []
+        for c in parts:
+            stops.append(([m for m in c.alloc.nodes if m != n], c.job_id, c.restart_count))
+            self._disarm(c.job_id)
+            self.ctl.live[c.job_id].ending = None
+            self.charge_usage(c, now)
+            accounting.record_job(self.ctl, c, state=JobState.NODE_FAIL, end=now, exit_code=1)
+            accounting.close_steps(self.ctl, c, JobState.NODE_FAIL)
+            self.forget_run(c)
+        leader = state.het_components(job)[0]
+        if requeue_or_fail(state, job, now, batch=self.ctl.live[leader.job_id].batch) is JobState.PENDING:
+            log.info("requeue job JobId=%s due to failure of node %s", leader.job_id, state.nodes.names[n])
+            parts = state.het_components(job)  # every component is pending again
+            for c in parts:
+                self.ctl.live[c.job_id].next_step = 0
+                accounting.record_job(self.ctl, c)
         else:
-            log.info("Killing JobId=%s on failed node %s", job.job_id, self.ctl.state.nodes.names[n])
-            self.ctl.stats.ended(JobState.NODE_FAIL)
-        self.ctl.save_job(job)
-        self.ctl.tell(job.job_id)
-        self.stop_on(survivors, job.job_id, inc, why="NODE FAILURE")
+            log.info("Killing JobId=%s on failed node %s", leader.job_id, state.nodes.names[n])
+            for c in parts:
+                self.ctl.stats.ended(JobState.NODE_FAIL)
+        for c in parts:
+            self.ctl.save_job(c)
+            self.ctl.tell(c.job_id)
+        for nodes, lost_id, inc in stops:
+            self.stop_on(nodes, lost_id, inc, why="NODE FAILURE")
 
     # -- srun allocations ----------------------------------------------------------------------
     def heard_from(self, job: Job) -> None:

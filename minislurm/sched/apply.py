@@ -10,7 +10,8 @@ about what a decision does -- a dependency that can never be met cancels a
 takes its own id as it starts -- is written once.
 
 :func:`requeue_or_fail` is the other rule both the controller and the simulator apply: what
-happens to a running job when a node under it is lost.
+happens to a running job when a node under it is lost.  Both it and ``scontrol requeue`` go
+through :func:`requeue`, which takes a heterogeneous job back to the queue whole.
 """
 
 from __future__ import annotations
@@ -65,16 +66,31 @@ def apply(state: ClusterState, result: PassResult) -> Applied:
     return Applied(tuple(started), tuple(cancelled), settled)
 
 
+def requeue(state: ClusterState, job: Job, now: float, hold: str | None = None) -> list[Job]:
+    """Back to PENDING with the same id (:meth:`ClusterState.requeue`).  A heterogeneous job
+    goes back whole, every component with it, so that they start together again (Slurm 22.05
+    requeues every component of one, by its leader's id or when a node under any of them is
+    lost).  The caller records each run that ended first.  Returns the jobs requeued."""
+    parts = state.het_components(job)
+    for c in parts:
+        state.requeue(c, now, hold=hold)
+    return parts
+
+
 def requeue_or_fail(state: ClusterState, job: Job, now: float, *, batch: bool = True) -> JobState:
     """A node under the running ``job`` was lost: Slurm requeues a batch job that may be
     requeued (same id, restart count + 1, eligible again after the requeue delay) and ends any
-    other NODE_FAIL.  The caller records the run that ended first.  Returns PENDING or
-    NODE_FAIL."""
-    if batch and job.requeue:
-        state.requeue(job, now)
+    other NODE_FAIL; a heterogeneous job's components share that fate, which its leader's
+    script (``batch``) and ``--requeue`` decide.  The caller records the runs that ended first.
+    Returns PENDING or NODE_FAIL."""
+    parts = state.het_components(job)
+    if batch and parts[0].requeue:
+        requeue(state, job, now)
         return JobState.PENDING
-    state.finish(job, JobState.NODE_FAIL, now, exit_code=1, reason=Reason.NODE_DOWN)
+    for c in parts:
+        if c.state is JobState.RUNNING:  # (a component that ended alone keeps its end)
+            state.finish(c, JobState.NODE_FAIL, now, exit_code=1, reason=Reason.NODE_DOWN)
     return JobState.NODE_FAIL
 
 
-__all__ = ["Applied", "Started", "apply", "requeue_or_fail"]
+__all__ = ["Applied", "Started", "apply", "requeue", "requeue_or_fail"]

@@ -193,12 +193,14 @@ class Harness:
         await self.ctl.stop()
 
     async def submit(self, user: str = "alice", *, seconds: float = math.inf, exit_code: int = 0,
-                     batch: bool = True, **spec) -> int:
+                     batch: bool = True, components: list[dict] | None = None, **spec) -> int:
         """sbatch: one batch job that runs ``seconds`` on its agent, then exits ``exit_code``
-        (``batch=False``: the allocation an srun or salloc asks for, with no script to launch)."""
+        (``batch=False``: the allocation an srun or salloc asks for, with no script to launch;
+        ``components``: the options of a heterogeneous job's later components, as ``#SBATCH
+        hetjob`` separates them, the script being the leader's)."""
         (job_id, *_) = await admission.submit(self.ctl, user, {
             "spec": spec, "script": "#!/bin/sh\ntrue\n" if batch else None, "environment": {"PATH": "/usr/bin"},
-            "work_dir": "/tmp", "batch": batch})
+            "work_dir": "/tmp", "batch": batch, **({"components": components} if components else {})})
         self.agents.runtime[job_id] = (seconds, exit_code)
         return job_id
 
