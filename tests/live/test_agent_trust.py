@@ -92,8 +92,9 @@ def failed_at_launch(live, job_id: int) -> bool:
 
 
 def new_step(live, user: User, job_id: int, **req) -> dict:
-    """What srun gets from the controller: the step, its credential, the agents' addresses."""
-    return live.c.client(user.token).call("POST", f"/jobs/{job_id}/steps", req)
+    """What srun gets from the controller: the step, its credential, the agents' addresses.  The
+    steps here are never ended through srun, so they share their job (``srun --overlap``)."""
+    return live.c.client(user.token).call("POST", f"/jobs/{job_id}/steps", {"overlap": True, **req})
 
 
 def step_body(step: dict, argv: list[str], cwd: str, **forged) -> dict:

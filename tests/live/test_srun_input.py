@@ -97,7 +97,7 @@ def test_the_input_route_obeys_the_step_credential_alone(live):
     live.reset()
     job = live.sbatch("-n2", "--wrap", "sleep 60")
     live.wait(job, "RUNNING")
-    reader, other = (live.api.call("POST", f"/jobs/{job}/steps", {"ntasks": 1}) for _ in range(2))
+    reader, other = (live.api.call("POST", f"/jobs/{job}/steps", {"ntasks": 1, "overlap": True}) for _ in range(2))
     addr = reader["addrs"]["gpu01"]
     out = live.work / f"stdin-{job}.txt"
     body = {"credential": reader["credential"], "job": reader["job"], "argv": ["bash", "-c", f"cat > {out}"],
