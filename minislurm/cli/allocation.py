@@ -13,7 +13,6 @@ from minislurm.core import errors
 from minislurm.core.spec import spec_to_dict
 
 RELEASE_PATIENCE = 120.0  # seconds srun keeps trying to give its allocation back
-NODES_BUSY = "Requested nodes are busy"
 
 
 def immediate_seconds(spec) -> float | None:
@@ -31,7 +30,7 @@ def immediate_seconds(spec) -> float | None:
 
 def wait_immediate(client: Client, job_id: int, seconds: float) -> dict:
     """Wait at most ``seconds`` for the job to start; if it has not, take the request back and
-    raise ClientError(NODES_BUSY), the words srun and salloc then print, as Slurm's do."""
+    raise ClientError(errors.NODES_BUSY), the words srun and salloc then print, as Slurm's do."""
     deadline = time.monotonic() + seconds
     job = client.call("GET", f"/jobs/{job_id}/wait", query={"until": "start", "timeout": min(seconds, 30)})
     while job["state"] == "PENDING" and time.monotonic() < deadline:
@@ -40,7 +39,7 @@ def wait_immediate(client: Client, job_id: int, seconds: float) -> dict:
                           timeout=60)
     if job["state"] == "PENDING":
         release(client, job_id, 1)
-        raise ClientError(NODES_BUSY)
+        raise ClientError(errors.NODES_BUSY)
     return job
 
 

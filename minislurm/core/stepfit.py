@@ -171,7 +171,7 @@ def _fit(req: StepRequest, candidates: list[str], k: int, count: int, job_cpus: 
 
     def cpus(n: str) -> int:  # what the step may lay its tasks over on n
         c = free[n][0]
-        return c if not req.whole else job_cpus[n] if c == job_cpus[n] else 0
+        return c if not req.whole or c == job_cpus[n] else 0  # a whole step needs every CPU there
 
     def gpus_for_one(n: str) -> int:  # what the step needs free there to take the node at all
         if req.gpus_per_node is not None:

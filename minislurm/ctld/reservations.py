@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from minislurm.ctld.controller import Controller
 
 log = logging.getLogger("minislurm.ctld")
-NODES_BUSY = "Requested nodes are busy"
 OVERLAP = "Requested reservation overlaps with another reservation"
 IN_USE = "Requested reservation is in use"
 INVALID_USER = "Invalid user id"
@@ -101,7 +100,7 @@ def _by_count(ctl: "Controller", r: AdvanceReservation, count: int, others: list
     free = _free(ctl, r, part, others)
     want = min(count, len(part.nodes))
     if len(free) < want:
-        raise SlurmError(NODES_BUSY)
+        raise SlurmError(errors.NODES_BUSY)
     r.partition = part.name
     return tuple(free[:want])
 
@@ -150,7 +149,7 @@ def _apply(ctl: "Controller", old: AdvanceReservation, fields: dict, now: float)
         raise SlurmError(OVERLAP)
     if "IGNORE_JOBS" not in r.flags and ({"nodes", "node_count", "start"} & fields.keys()) and \
             _busy(ctl, r) & set(r.nodes):
-        raise SlurmError(NODES_BUSY)
+        raise SlurmError(errors.NODES_BUSY)
     return r
 
 
