@@ -23,6 +23,7 @@ from jsonschema.validators import extend
 
 from minislurm.core import errors
 from minislurm.core.errors import SlurmError
+from minislurm.ctld import precheck
 from minislurm.ctld.schema import MAX_DEPTH, PATH_PARAMS, ROUTES
 
 _WORDS = {"integer": "an integer", "number": "a number", "string": "a string", "boolean": "true or false",
@@ -83,13 +84,18 @@ def parse_json(raw: bytes) -> object:
     return data
 
 
-_COMPILED: dict[int, _Validator] = {}  # by id() of the schema dicts of minislurm.ctld.schema, which live for good
+# by id() of the schema dicts of minislurm.ctld.schema, which live for good: the quick check
+# (minislurm.ctld.precheck; None for a schema it does not know) and jsonschema's validator
+_COMPILED: dict[int, tuple[precheck.Check | None, _Validator]] = {}
 
 
 def _check(schema: dict, value, where: list) -> None:
-    validator = _COMPILED.get(id(schema))
-    if validator is None:
-        validator = _COMPILED[id(schema)] = _Validator(schema)
+    compiled = _COMPILED.get(id(schema))
+    if compiled is None:
+        compiled = _COMPILED[id(schema)] = (precheck.compile_schema(schema, _regex), _Validator(schema))
+    quick, validator = compiled
+    if quick is not None and quick(value):
+        return
     error = next(validator.iter_errors(value), None)
     if error is not None:
         raise _explain(error, schema, where)
