@@ -147,7 +147,8 @@ def create_step(client: Client, job_id: int, request: dict, immediate: float | N
     that many seconds and fails with Slurm's ``Requested nodes are busy``."""
     started, asked = time.monotonic(), 0
     while True:
-        wait = STEP_WAIT if immediate is None else max(0.05, immediate - (time.monotonic() - started))
+        left = STEP_WAIT if immediate is None else immediate - (time.monotonic() - started)
+        wait = max(0.05, min(STEP_WAIT, left))
         try:
             step = client.call("POST", f"/jobs/{job_id}/steps", {**request, "wait": wait}, timeout=wait + 60)
         except ClientError as exc:
