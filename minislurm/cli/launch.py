@@ -205,6 +205,12 @@ def own_address() -> str:
         return "127.0.0.1"
 
 
+def _for_steps(job: dict) -> dict:
+    """The job's facts a step's agents use (its GPUs per node and batch environment are the batch
+    script's business: on 2,048 nodes they would be most of every launch request)."""
+    return {k: v for k, v in job.items() if k not in ("gpus", "environment")}
+
+
 def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool, unbuffered: bool = False,
              gpus_per_task: int | None, quit_on_intr: bool = False, usage: dict | None = None,
              stdin: Input = NOTHING, pty: tuple[int, int] | None = None, streams: dict | None = None,
@@ -228,12 +234,12 @@ def run_step(step: dict, argv: list[str], env: dict, cwd: str, *, label: bool, u
     for tasks, where in (routes or {}).items():
         relay.route(tasks, where.get("out"), where.get("err"))
     # Who runs it, which tasks and which GPUs: the agents take these from the credential alone.
-    body = {"credential": step["credential"], "job": step["job"], "argv": argv, "environment": env, "cwd": cwd,
+    body = {"credential": step["credential"], "job": _for_steps(step["job"]), "argv": argv, "environment": env, "cwd": cwd,
             "gpus_per_task": gpus_per_task, "launcher": [own_address(), 0], "input": stdin.takes,
             "pty": pty is not None, "winsize": list(pty or ()), **(files or {}), **(task_scripts or {})}
     body["tree_width"] = step.get("tree_width", 50)
     for part, own in parts or [(step, {})]:
-        request = span_requests({**body, "credential": part["credential"], "job": part["job"], **own})
+        request = span_requests({**body, "credential": part["credential"], "job": _for_steps(part["job"]), **own})
         for span in tree_spans(part["nodes"], body["tree_width"]):
             threading.Thread(target=_launch_span, args=(span, part["addrs"][span[0]], request(span), relay.events),
                              daemon=True).start()

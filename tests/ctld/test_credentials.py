@@ -76,3 +76,17 @@ def test_a_changed_credential_is_invalid():
     body = base64.urlsafe_b64encode(json.dumps(claims).encode()).rstrip(b"=").decode()
     with pytest.raises(CredentialError, match="^Invalid job credential$"):
         signer.verify_credential(f"{head}.{body}.{sig}")
+
+
+def test_what_a_credential_says_of_each_node_is_carried_compressed():
+    """A step on 2,048 nodes: every launch request carries its credential (hundreds of requests),
+    so each node's tasks, CPUs, GPUs and address travel compressed, and come back as they were."""
+    nodes = [f"gpu{i:04d}" for i in range(1, 2049)]
+    per_node = dict(tasks={n: [i] for i, n in enumerate(nodes)}, gpus={n: list(range(8)) for n in nodes},
+                    cpus=[32] * len(nodes), addrs={n: f"10.0.{i // 256}.{i % 256}:6818" for i, n in enumerate(nodes)})
+    signer = Signer(KEY)
+    text = credential(signer, **per_node)
+    claims = signer.verify_credential(text)
+    assert len(text) < 64_000  # 200 kB as plain claims
+    assert claims["nodes"] == nodes and claims["tasks"] == [[i] for i in range(2048)]
+    assert (claims["gpus"], claims["cpus"], claims["addrs"]) == (per_node["gpus"], per_node["cpus"], per_node["addrs"])
