@@ -263,16 +263,38 @@ async def run_step(agent: "NodeAgent", request: web.Request) -> web.StreamRespon
         return web.json_response({"error": str(exc)}, status=403)
     response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
     await response.prepare(request)
-
-    async def emit(item: dict) -> None:
-        await response.write((json.dumps(item) + "\n").encode())
-
     try:
-        await run(emit)
+        await run(_Lines(response).emit)
         await response.write_eof()
     except ConnectionResetError:
         pass
     return response
+
+
+class _Lines:
+    """The reply's lines, written together when several are made in one turn of the event loop
+    (a launch of hundreds of nodes makes four lines a node: a write each cost more than the
+    lines).  Every line's producer waits until its line is written, and learns if it could not
+    be (srun has gone)."""
+
+    def __init__(self, response: web.StreamResponse):
+        self.response = response
+        self.pending: list[str] = []
+        self.batch: asyncio.Future | None = None
+        self.lock = asyncio.Lock()  # batches in the order they were made
+
+    async def emit(self, item: dict) -> None:
+        self.pending.append(json.dumps(item) + "\n")
+        if self.batch is None:
+            self.batch = asyncio.ensure_future(self._write())
+            self.batch.add_done_callback(lambda done: done.cancelled() or done.exception())  # seen, if by no one else
+        await asyncio.shield(self.batch)
+
+    async def _write(self) -> None:
+        await asyncio.sleep(0)  # the lines the other producers make in this turn
+        lines, self.pending, self.batch = self.pending, [], None
+        async with self.lock:
+            await self.response.write("".join(lines).encode())
 
 
 async def _sibling(agent: "NodeAgent", body: dict, emit: Emit, shared: dict) -> None:
@@ -321,18 +343,13 @@ def _tree(agent: "NodeAgent", body: dict) -> Callable[[Emit], Awaitable[None]]:
     elsewhere = [n for n in tree if n not in agent.siblings]
     width = body.get("tree_width")
     width = width if isinstance(width, int) and width > 0 else 50
-    lock = asyncio.Lock()
 
     async def run(emit: Emit) -> None:
-        async def emit_one(item: dict) -> None:
-            async with lock:  # one line at a time from many producers
-                await emit(item)
-
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None, sock_connect=10)) as session:
             shared: dict = {}
-            work = [asyncio.create_task(_sibling(a, body, emit_one, shared)) for a in here]
+            work = [asyncio.create_task(_sibling(a, body, emit, shared)) for a in here]
             request = span_requests(body) if elsewhere else None
-            work += [asyncio.create_task(_pass_on(session, addrs.get(span[0]), request(span), span, emit_one))
+            work += [asyncio.create_task(_pass_on(session, addrs.get(span[0]), request(span), span, emit))
                      for span in tree_spans(elsewhere, width)]
             try:
                 await asyncio.gather(*work)
