@@ -10,6 +10,7 @@ caller's; the state is only read.
 
 from __future__ import annotations
 
+import array
 import bisect
 import math
 
@@ -52,6 +53,12 @@ class QueueOrder:
         self.columns = Columns([], None)
 
     def __call__(self, state: ClusterState) -> list[Job]:
+        """The pending jobs in evaluation order (a list of the caller's own)."""
+        return list(self.kept(state))
+
+    def kept(self, state: ClusterState) -> list[Job]:
+        """:meth:`__call__` without the copy: the kept list itself, to be read, not changed,
+        and only until the next call (a pass reads it once)."""
         pending = state.pending
         key = sort_key(state)
         if self._epoch != state.order_epoch or self._read < state.journal_start:
@@ -62,7 +69,7 @@ class QueueOrder:
             self.floor = smallest_request(self._sorted)
             self.shortest = min((job.time_limit for job in self._sorted), default=math.inf)
             self.columns = Columns(self._sorted, state)
-            return list(self._sorted)
+            return self._sorted
         changed = state.journal[self._read - state.journal_start:]
         self._read += len(changed)
         new = []
@@ -78,7 +85,7 @@ class QueueOrder:
         if new:
             self.floor = smallest_request(new, self.floor)
             self.shortest = min(self.shortest, *(job.time_limit for job in new))
-        return list(self._sorted)
+        return self._sorted
 
     def _remove(self, job: Job | None, job_id: int, key) -> None:
         """Take a job that left the queue out of the sorted list: found by its key (unchanged
@@ -100,16 +107,17 @@ class Columns:
     its begin time, and whether it is *plain*: it waits for nothing but its begin time and
     resources (no hold, dependency, array throttle, ``-w`` or reservation, and its partition
     takes it).  :class:`~minislurm.sched.startnow.StartNow` asks a window of the queue at once
-    with them.  Kept as lists, which take a job in or out for far less than arrays would; a
-    change to a queued job or a partition re-sorts the queue (``reprioritized``), which
-    builds them again."""
+    with them.  Kept as typed arrays of the standard library, which take a job in or out for
+    far less than numpy's would and give a window to numpy as it is; a change to a queued job
+    or a partition re-sorts the queue (``reprioritized``), which builds them again."""
 
     NAMES = ("nodes", "limit", "group", "begin", "plain")
+    TYPES = (("q", np.int64), ("d", np.float64), ("q", np.int64), ("d", np.float64), ("B", np.bool_))
 
     def __init__(self, jobs: list[Job], state: ClusterState | None):
         self.groups: dict[tuple, int] = {}
         self.members: list[Job] = []  # one job of each group, by group number
-        self._lists: list[list] = [[] for _ in self.NAMES]
+        self._lists = [array.array(code) for code, _ in self.TYPES]
         for at, job in enumerate(jobs):
             self.insert(at, job, state)
 
@@ -117,9 +125,9 @@ class Columns:
         return len(self._lists[0])
 
     def window(self, first: int, end: int) -> dict[str, np.ndarray]:
-        """The columns of the jobs at positions [first, end), as arrays by name."""
-        return {name: np.array(values[first:end], dtype=bool if name == "plain" else None)
-                for name, values in zip(self.NAMES, self._lists)}
+        """The columns of the jobs at positions [first, end), as numpy arrays (copies) by name."""
+        return {name: np.frombuffer(values, dtype, end - first, first * values.itemsize).copy()
+                for name, values, (_, dtype) in zip(self.NAMES, self._lists, self.TYPES)}
 
     def group_at(self, at: int) -> int:
         return self._lists[2][at]

@@ -207,6 +207,9 @@ class Plan:
         return self._room_checked[2]
 
 
+_PAST = (NEVER, NEVER)  # past the last node in order of ready time
+
+
 class OneNodeStarts:
     """A one-node job's earliest start, found by looking at as few nodes as possible.
 
@@ -230,23 +233,26 @@ class OneNodeStarts:
             nodes = np.argsort(ready, kind="stable")
             nodes = nodes[: np.searchsorted(ready[nodes], NEVER)]
             order = self._order[key] = (nodes.tolist(), ready[nodes].tolist())
-        search = self._searches.setdefault((key, duration), [0, []])
+        search = self._searches.get((key, duration))
+        if search is None:
+            search = self._searches[key, duration] = [0, []]
         nodes, times = order
         at, heap = search
         on, first_fit = self.promises.on, self.promises.first_fit
-        while True:
-            ahead = (times[at], nodes[at]) if at < len(nodes) else (NEVER, NEVER)
-            if heap and (heap[0][0], heap[0][1]) < ahead:
+        while True:  # heap entries: (first start, node, promises on the node when worked out)
+            ahead = (times[at], nodes[at]) if at < len(nodes) else _PAST
+            if heap and heap[0] < ahead:  # (no node is both in the heap and ahead)
                 start, node, seen = heap[0]
-                if seen == len(on.get(node, ())):
+                promised = len(on.get(node, ()))
+                if seen == promised:
                     break  # up to date, and no node can start earlier
-                heapq.heapreplace(heap, (first_fit(node, int(ready[node]), duration), node, len(on.get(node, ()))))
-            elif at < len(nodes):
-                node = nodes[at]
-                heapq.heappush(heap, (first_fit(node, times[at], duration), node, len(on.get(node, ()))))
-                at += 1
-            else:
+                heapq.heapreplace(heap, (first_fit(node, int(ready[node]), duration), node, promised))
+            elif ahead is _PAST:
                 start = NEVER
                 break
+            else:
+                node = ahead[1]
+                heapq.heappush(heap, (first_fit(node, ahead[0], duration), node, len(on.get(node, ()))))
+                at += 1
         search[0] = at
         return None if start >= NEVER else (start, np.array([node]))

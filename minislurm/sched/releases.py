@@ -53,8 +53,7 @@ class Releases:
 
     def grid_all(self, times: np.ndarray) -> np.ndarray:
         """:meth:`grid` for many times at once (the same answers)."""
-        with np.errstate(invalid="ignore"):
-            on_grid = np.ceil(times / self.resolution) * self.resolution
+        on_grid = np.ceil(np.minimum(times, NEVER) / self.resolution) * self.resolution
         return np.where(times >= NEVER, NEVER, on_grid).astype(np.int64)
 
     def refresh(self, state: ClusterState) -> "Releases":

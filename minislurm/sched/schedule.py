@@ -131,7 +131,7 @@ def schedule(state: ClusterState, now: float, *, backfill_cycle: bool = True,
     """
     work = Pass(state, now)
     queue_order = queue_order or QueueOrder()
-    order = queue_order(state)
+    order = queue_order.kept(state)
     if not promise_all and not work.settled and not work.free.open_now(state.nodes.usable, queue_order.floor).any():
         return PassResult(now, (), _reasons(work, order, every_reason), queued=len(order))
     blocked_parts: set[str] = set()

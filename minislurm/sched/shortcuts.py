@@ -55,6 +55,7 @@ class Shortcuts:
     def begin(self, work: "Pass", plan: Plan, queued: int, horizon: int) -> None:
         if self.enabled:
             plan.keep_one_node_starts()
+        self._shortest = max(1, plan.grid(self.shortest))  # on the plan's grid, as durations are
         if self.decisions_only and self.columns is not None and queued > DEEP:  # a short queue: one by one
             self._start_now = StartNow(work, plan, self.columns, horizon)
 
@@ -95,8 +96,7 @@ class Shortcuts:
     def done(self, work: "Pass", plan: Plan) -> bool:
         """A decisions-only cycle ends once no node has room now for the smallest queued job,
         for as long as the shortest one would run."""
-        return self.decisions_only and not plan.room_now(work.state.nodes.usable, self.floor,
-                                                         max(1, plan.grid(self.shortest)))
+        return self.decisions_only and not plan.room_now(work.state.nodes.usable, self.floor, self._shortest)
 
 
 class _Shape:

@@ -99,12 +99,10 @@ class StartNow:
         cols = self.columns.window(first, end)
         group = cols["group"]
         self._tested = group < 0  # tested one by one
-        groups = np.flatnonzero(np.bincount(group[~self._tested], minlength=1))
-        if not len(groups):
-            groups = np.array([-1])  # a row of NEVER, for the tested jobs
-        rows = np.zeros(max(groups[-1] + 1, 1), dtype=np.int64)
-        rows[groups] = np.arange(len(groups))
-        self._row = np.where(self._tested, 0, rows[group])  # a tested job reads any row: its answer is yes
+        groups = np.unique(group)  # (-1 alone: a row of NEVER, for the tested jobs)
+        if len(groups) > 1 and groups[0] < 0:
+            groups = groups[1:]
+        self._row = np.searchsorted(groups, group)  # a tested job reads any row: its answer is yes
         self._first, self._end, self._groups, self._group = first, end, groups, group
         self._count, self._plain = cols["nodes"], cols["plain"]
         self._durations = plan.grid_all(cols["limit"])
@@ -123,10 +121,13 @@ class StartNow:
         plan, width, row, count, ready = self.plan, len(self.work.state.nodes), self._row, self._count, self._ready
         # Now: enough nodes free now, and no promise on them before the job would end.  Each
         # row's times sorted, and all rows searched at once (row r's times shifted by r << 41).
-        open_until = np.where(ready <= plan.now, plan.promises.free_until(plan.now, width) + 1, 0)
-        shifted = np.sort(open_until, axis=1) + (np.arange(len(ready))[:, None] << 41)
-        before = np.searchsorted(shifted.ravel(), (row << 41) + self._ends + 1) - row * width
-        now = width - before >= count
+        if not len(plan.promises):  # (the cycle's first window, as a rule: only the nodes free now count)
+            now = np.count_nonzero(ready <= plan.now, axis=1)[row] >= count
+        else:
+            open_until = np.where(ready <= plan.now, plan.promises.free_until(plan.now, width) + 1, 0)
+            shifted = np.sort(open_until, axis=1) + (np.arange(len(ready))[:, None] << 41)
+            before = np.searchsorted(shifted.ravel(), (row << 41) + self._ends + 1) - row * width
+            now = width - before >= count
         # A promise: not if the k-th node to be free at a time no promise covers is past the window.
         soonest = np.sort(plan.promises.first_unpromised(ready), axis=1)
         soon = (soonest[row, np.minimum(count, width) - 1] <= self.horizon) & (count <= width)
