@@ -102,6 +102,7 @@ class ClusterConfig:
     accounting_enforce: frozenset[str] = frozenset()
     other: dict[str, str] = field(default_factory=dict)  # keys kept but not modelled
     warnings: list[str] = field(default_factory=list)
+    _where: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)  # name -> index
 
     def partition(self, name: str | None) -> PartitionConfig | None:
         """The named partition, or the default one when ``name`` is None."""
@@ -113,10 +114,16 @@ class ClusterConfig:
         return None
 
     def node(self, name: str) -> NodeConfig | None:
-        for node in self.nodes:
-            if node.name == name:
-                return node
-        return None
+        """The node named ``name``: found through an index of the names (a partition of 2,048
+        nodes asks for each of them at every submission), made again when it does not match
+        the list (nodes added or changed since)."""
+        at = self._where.get(name)
+        if at is None or at >= len(self.nodes) or self.nodes[at].name != name:
+            self._where.clear()
+            for i, node in enumerate(self.nodes):
+                self._where.setdefault(node.name, i)
+            at = self._where.get(name)
+        return self.nodes[at] if at is not None else None
 
 
 def simple_cluster(nodes: int, cpus: int = 32, mem: int = 256_000, gpus: int = 8,
