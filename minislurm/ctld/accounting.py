@@ -42,8 +42,8 @@ def _base(ctl: "Controller", job: Job) -> dict:
 
 
 def record_job(ctl: "Controller", job: Job, *, state: JobState | None = None, end: float | None = None,
-               exit_code: int | None = None) -> None:
-    """Write (or rewrite) the record of the job's current incarnation, and its batch step."""
+               exit_code: int | None = None, batch: bool = True) -> None:
+    """Write (or rewrite) the record of the job's current incarnation, and (``batch``) its batch step."""
     row = _base(ctl, job)
     state = state or job.state
     row.update(step=None, state=state.name, start=job.start_time,
@@ -56,10 +56,10 @@ def record_job(ctl: "Controller", job: Job, *, state: JobState | None = None, en
         row.update(start=None, alloc_cpus=0, alloc_gpus=0, nodes="None assigned", alloc_nodes=[])
     row.update(_job_usage(ctl, job))
     ended = {"exit_code": row["exit_code"], "exit_signal": row["exit_signal"]}
-    if state in (JobState.TIMEOUT, JobState.CANCELLED):  # the job line says 0:0 (22.05); its batch step, how the shell ended
-        row.update(exit_code=0, exit_signal=0)
+    if state in (JobState.TIMEOUT, JobState.CANCELLED, JobState.REQUEUED):
+        row.update(exit_code=0, exit_signal=0)  # the job line says 0:0 (22.05); its batch step, how the shell ended
     ctl.store.put_acct(job.job_id, job.restart_count, "", row)
-    if ctl.live[job.job_id].batch and job.alloc is not None and state is not JobState.PENDING:
+    if batch and ctl.live[job.job_id].batch and job.alloc is not None and state is not JobState.PENDING:
         # steps carry no requester: sacct prints a cancelled step as plain CANCELLED
         run = ctl.runs.get(job.job_id)
         used = (run.batch_usage if run else None) or {}
@@ -147,9 +147,10 @@ _STEP_ORDER = {"": -2, "batch": -1}
 
 def _row_order(r: dict) -> tuple:
     """Job order (an array's tasks together, by task id, whatever ids they started with), then
-    incarnation, then the job line, its batch step and its steps by number."""
+    incarnation (a heterogeneous job's components by offset in each, as 22.05's sacct -D lists
+    them), then the job line, its batch step and its steps by number."""
     head, _, task = r["display_id"].partition("_")
-    head, _, offset = head.partition("+")  # a heterogeneous job's components, by offset
+    head, _, offset = head.partition("+")
     step = r["step"] or ""
-    return (int(head), int(task or offset or -1), r["restart"], _STEP_ORDER.get(step, 0),
+    return (int(head), int(task or -1), r["restart"], int(offset or -1), _STEP_ORDER.get(step, 0),
             int(step) if step.isdigit() else 0)

@@ -96,6 +96,8 @@ async def requeue(ctl: "Controller", user: str, job_id: int, hold: bool = False)
     if job.state is JobState.RUNNING:
         await ctl.running.decide_stop(job, JobState.REQUEUED, hold_kind)
         return job
+    for c in ctl.state.het_components(job):  # the run that ended is recorded REQUEUED, its steps as they ended
+        accounting.record_job(ctl, c, state=JobState.REQUEUED, batch=False)
     requeue_now(ctl, job, hold_kind)
     await ctl.commit(wake=tuple(c.job_id for c in ctl.state.het_components(job)))
     return None

@@ -67,10 +67,12 @@ def test_requeue_of_an_ended_heterogeneous_job_runs_every_component_again(tmp_pa
         assert await actions.requeue(h.ctl, "alice", leader) is None
         requeued = [(h.job(j).state, h.job(j).restart_count) for j in (leader, leader + 1)]
         await h.until(lambda: _both(h, leader, JobState.COMPLETED))
-        return requeued, [h.job(j).restart_count for j in (leader, leader + 1)]
+        return requeued, [h.job(j).restart_count for j in (leader, leader + 1)], _runs(h, leader), _runs(h, leader + 1)
 
-    requeued, restarts = run(test, tmp_path)
+    requeued, restarts, leader_runs, second_runs = run(test, tmp_path)
     assert requeued == [(JobState.PENDING, 1), (JobState.PENDING, 1)] and restarts == [1, 1]
+    # the ended run is recorded REQUEUED (22.05: a plain job's too, its steps as they ended)
+    assert leader_runs == second_runs == [(0, "REQUEUED"), (1, "COMPLETED")]
 
 
 def test_a_component_is_requeued_by_its_leader_only(tmp_path):

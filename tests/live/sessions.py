@@ -108,6 +108,64 @@ scancel $((p+1)) 2>&1 | ids $p $((p+1)); echo "rc=${PIPESTATUS[0]}"
 scancel $p; echo "rc=$?"; gone $p; ended $p 3
 sacct -j $p -X -P -o JobID,State | sed 's/ by [0-9]*$//' | ids $p
 """),
+    "hetjob_requeue": (False, r"""# A heterogeneous job is requeued whole, by its leader; srun --het-group lists and ranges.
+rm -f hq-go hq-*.out hg-*.out
+n=0; while [ "$n" -lt 20 ]; do n=$(sbatch --test-only --wrap true 2>&1 | grep -o "Job [0-9]*" | cut -c5-); done
+cat > hq.sh <<"X2"
+#!/bin/bash
+#SBATCH -J first -c 1 --open-mode=append -o hq-%j.out
+#SBATCH hetjob
+#SBATCH -J second -c 1
+echo "run ${SLURM_RESTART_COUNT:-0}"  # 22.05 leaves it unset on a first run
+srun --het-group=0,1 bash -c 'echo "task $SLURM_PROCID $SLURMD_NODENAME restart=${SLURM_RESTART_COUNT:-0}"' | sort
+while [ ! -e hq-go ]; do sleep 0.2; done
+X2
+j=$(sbatch --parsable hq.sh); running $j 2; upto '[ "$(grep -c ^task hq-'$j'.out)" = 2 ]'
+scontrol requeue $((j+1)) 2>&1 | ids $j $((j+1)); echo "rc=${PIPESTATUS[0]}"
+scontrol requeue $j; echo "rc=$?"
+upto '[ "$(squeue -h -j '$j' -t PD -o %i | wc -l)" = 2 ]'
+squeue -h -j $j -o '%i %T %r' | sort | ids $j
+scontrol requeue $j 2>&1 | ids $j; echo "rc=${PIPESTATUS[0]}"
+scontrol show job $j | grep -o -E '(JobId|JobState|Restarts)=[^ ]*' | ids $j $((j+1))
+running $j 2; upto '[ "$(grep -c ^task hq-'$j'.out)" = 4 ]'
+scontrol requeuehold $j; echo "rc=$?"
+upto '[ "$(squeue -h -j '$j' -t PD -o %i | wc -l)" = 2 ]'
+squeue -h -j $j -o '%i %T %Q' | sort | ids $j
+scontrol release $j; echo "rc=$?"
+running $j 2; upto '[ "$(grep -c ^task hq-'$j'.out)" = 6 ]'
+touch hq-go; gone $j; ended $j 2
+sed -E 's/[0-9T:-]{19}/T/' hq-$j.out | ids $j
+sacct -D -j $j -P -o JobID,State,ExitCode | ids $j
+cat > hg.sh <<"X2"
+#!/bin/bash
+#SBATCH -c 2 --ntasks-per-node=1
+#SBATCH hetjob
+#SBATCH -c 2 --ntasks-per-node=1
+t='echo P=$SLURM_PROCID N=$SLURM_NTASKS S=$SLURM_STEP_ID $SLURMD_NODENAME NL=$SLURM_STEP_NODELIST'
+for g in 0,1 0-1 1,0 0,0 1-1 1-0 x "0 ,1" 0,3 0-5 3,3 3; do
+    echo "--- $g"; srun -l --het-group="$g" bash -c "$t" | sort; echo "rc=${PIPESTATUS[0]}"
+done
+srun -l --het-group=1 bash -c "echo A; $t" : --het-group=0 bash -c "echo B; $t" | sort
+srun --het-group=0,1 true : true; echo "rc=$?"
+srun --het-group=1 true : --het-group=3 true; echo "rc=$?"
+X2
+h=$(sbatch --parsable -o hg-%j.out hg.sh); gone $h; ended $h 2
+ids $h < hg-$h.out
+"""),
+    "hetjob_limits": (False, r"""# Each component has its own time limit: the second's ends it alone, the leader's ends the job.
+n=0; while [ "$n" -lt 20 ]; do n=$(sbatch --test-only --wrap true 2>&1 | grep -o "Job [0-9]*" | cut -c5-); done
+long() { local i; for i in $(seq 750); do eval "$1" && return; sleep 0.2; done; echo "timed out: $1"; }  # 150 s
+printf '#!/bin/bash\n#SBATCH -c 1 -t 2 -o /dev/null\n#SBATCH hetjob\n#SBATCH -c 1 -t 1\nsrun sleep 300 : sleep 300\n' > hl2.sh
+sed 's/-t 1/-t 3/; s/-t 2/-t 1/' hl2.sh > hl1.sh
+a=$(sbatch --parsable hl2.sh); b=$(sbatch --parsable hl1.sh); running $a 2; running $b 2
+scontrol show job $a | grep -o -E '(JobId|TimeLimit)=[^ ]*' | ids $a $((a+1))
+scontrol show job $b | grep -o -E '(JobId|TimeLimit)=[^ ]*' | ids $b $((b+1))
+long '[ -z "$(squeue -h -j '$b' -o %i)" ]'; long '[ "$(squeue -h -j '$a' -o %i)" = '$a'+0 ]'
+squeue -h -j $a -o '%i %T' | ids $a
+scancel $a; gone $a; ended $a 2; ended $b 2
+sacct -X -j $a -P -o JobID,State,ExitCode | sed 's/ by [0-9]*|/|/' | ids $a
+sacct -X -j $b -P -o JobID,State,ExitCode | ids $b
+"""),
     "tasks": (False, r"""
 srun nosuchcommand 2>&1 | sort; echo "rc=${PIPESTATUS[0]}"; idle
 srun -N2 -l nosuchcommand 2>&1 | sort; echo "rc=${PIPESTATUS[0]}"
@@ -375,8 +433,8 @@ def recorded(name: str) -> str:
 
 
 # Sessions that take longer than two minutes on the twin (22.05's srun retries a waiting step
-# only after SlurmctldTimeout, 120 s there).
-SLOW = {"step_gpus": 300}
+# only after SlurmctldTimeout, 120 s there; its slurmctld looks for time limits every 30 s).
+SLOW = {"step_gpus": 300, "hetjob_limits": 240}
 
 
 def run_mini(live, name: str, timeout: float | None = None) -> str:
