@@ -15,7 +15,8 @@ import os
 import sys
 from pathlib import Path
 
-from minislurm.cli.main import ArgumentParser, command_name
+from minislurm.cli.main import command_name
+from minislurm.cli.parsing import ArgumentParser
 
 DEFAULT_DIR = Path.home() / ".minislurm" / "cluster"
 

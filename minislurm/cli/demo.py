@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from minislurm.cli.main import ArgumentParser
+from minislurm.cli.parsing import ArgumentParser
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "traces"
 

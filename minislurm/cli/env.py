@@ -12,7 +12,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from minislurm.cli.main import ArgumentParser
+from minislurm.cli.parsing import ArgumentParser
 from minislurm.client import DEFAULT_DIR
 
 

@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from minislurm.cli.main import ArgumentParser
+from minislurm.cli.parsing import ArgumentParser
 
 USAGE = """usage: minislurm grade <command> [options]
 

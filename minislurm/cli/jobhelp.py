@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import sys
 
-from minislurm.cli import helptext
-from minislurm.cli.helptext import Entry, Layout
+from typing import TYPE_CHECKING
+
 from minislurm.core.options import NO, OPT, OptionError, option_table, split_options
+
+if TYPE_CHECKING:
+    from minislurm.cli.helptext import Entry, Layout
 
 INFO_KEYS = frozenset({"help", "usage", "version"})
 
@@ -182,23 +185,30 @@ tres-per-task | list | TRES for each task (cpu=2,gres/gpu=1)
 """),
 ]
 
-LAYOUTS = {
-    "sbatch": Layout("sbatch", "Usage: sbatch [OPTIONS(0)...] [ : [OPTIONS(N)...]] script(0) [args(0)...]",
-                     main_title="Parallel run options:", version_title="Other options:", short_help=True,
-                     usage_tail="script [args...]"),
-    "srun": Layout("srun", "Usage: srun [OPTIONS(0)... [executable(0) [args(0)...]]] [ : [OPTIONS(N)...]] "
-                           "executable(N) [args(N)...]",
-                   main_title="Parallel run options:", version_title="Other options:", short_help=True,
-                   usage_tail="executable [args...]"),
-    "salloc": Layout("salloc", "Usage: salloc [OPTIONS(0)...] [ : [OPTIONS(N)]] [command(0) [args(0)...]]",
-                     main_title="Parallel run options:", version_title="Other options:", short_help=True,
-                     usage_tail="[command [args...]]"),
+
+_USAGE = {
+    "sbatch": ("Usage: sbatch [OPTIONS(0)...] [ : [OPTIONS(N)...]] script(0) [args(0)...]", "script [args...]"),
+    "srun": ("Usage: srun [OPTIONS(0)... [executable(0) [args(0)...]]] [ : [OPTIONS(N)...]] executable(N) [args(N)...]",
+             "executable [args...]"),
+    "salloc": ("Usage: salloc [OPTIONS(0)...] [ : [OPTIONS(N)]] [command(0) [args(0)...]]", "[command [args...]]"),
 }
+
+
+def layout(prog: str) -> "Layout":
+    """The frame of ``prog``'s help, made only when asked for (helptext is not imported by a
+    command that runs: its start-up is what a class of students waits on)."""
+    from minislurm.cli.helptext import Layout
+    usage, tail = _USAGE[prog]
+    return Layout(prog, usage, main_title="Parallel run options:", version_title="Other options:", short_help=True,
+                  usage_tail=tail)
+
+
 _TAGS = {"sbatch": "b", "srun": "r", "salloc": "a"}
 
 
-def groups(prog: str) -> list[tuple[str, list[Entry]]]:
+def groups(prog: str) -> list[tuple[str, list["Entry"]]]:
     """The help's groups of ``prog``'s options, help, usage and version left for the layout."""
+    from minislurm.cli.helptext import Entry
     table = {o.name: o for o in option_table(prog)}
     aliases: dict[str, list[str]] = {}
     for o in table.values():
@@ -230,5 +240,6 @@ def early_answer(prog: str, words: list[str]) -> int | None:
         return None  # the full parse reports it
     if not pairs or pairs[-1][0].key not in INFO_KEYS:
         return None
-    sys.stdout.write(helptext.answer(pairs[-1][0].key, LAYOUTS[prog], groups(prog)))
+    from minislurm.cli import helptext
+    sys.stdout.write(helptext.answer(pairs[-1][0].key, layout(prog), groups(prog)))
     return 0

@@ -18,7 +18,7 @@ import time
 
 from minislurm.cli.fmt.jobstats import collect, render
 from minislurm.cli.helptext import LAYOUTS
-from minislurm.cli.main import ArgumentParser
+from minislurm.cli.parsing import ArgumentParser
 from minislurm.client import Client, ClientError
 
 

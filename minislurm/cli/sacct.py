@@ -11,7 +11,7 @@ from datetime import datetime
 from minislurm.cli.fmt import json_out
 from minislurm.cli.fmt.sacct import field_list, format_records
 from minislurm.cli.helptext import LAYOUTS
-from minislurm.cli.main import ArgumentParser
+from minislurm.cli.parsing import ArgumentParser
 from minislurm.client import Client, ClientError
 from minislurm.core.jobids import base_ids, parse_selectors, selected
 from minislurm.core.states import JobState

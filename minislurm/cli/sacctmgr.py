@@ -15,7 +15,7 @@ import sys
 
 from minislurm.cli.fmt.sacctmgr import FormatError, fields, table
 from minislurm.cli.helptext import LAYOUTS
-from minislurm.cli.main import ArgumentParser
+from minislurm.cli.parsing import ArgumentParser
 from minislurm.client import Client, ClientError
 from minislurm.core.accounts import AccountsError, AssociationTree
 from minislurm.core.assocedit import is_word, names, plan, split, verb_of

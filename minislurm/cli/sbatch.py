@@ -11,12 +11,11 @@ import time
 from minislurm.cli.jobhelp import early_answer
 from minislurm.client import Client, ClientError, conf_path, umask_text
 from minislurm.core import errors, rlimits
-from minislurm.core.cluster import MAX_SCRIPT_SIZE
 from minislurm.core.directives import build_spec, component_specs, default_job_name, wrap_script
 from minislurm.core.hostlist import compress
 from minislurm.core.options import exported, refuse_hetjob, split_options
 from minislurm.core.optvalues import OptionError
-from minislurm.core.spec import spec_to_dict
+from minislurm.core.spec import MAX_SCRIPT_SIZE, spec_to_dict
 from minislurm.core.timefmt import format_timestamp
 
 

@@ -14,7 +14,7 @@ import signal as _signal
 import sys
 
 from minislurm.cli.helptext import LAYOUTS
-from minislurm.cli.main import ArgumentParser
+from minislurm.cli.parsing import ArgumentParser
 from minislurm.client import Client, ClientError, outlive_own_stop
 from minislurm.core.errors import ALREADY_DONE, INVALID_JOB_ID, NOT_WHOLE_HET_JOB, NOT_WHOLE_HET_JOB_ERRNO
 from minislurm.core.jobids import job_targets

@@ -279,7 +279,7 @@ def parser():
     """scontrol's own options (those of Slurm's scontrol), for help and getopt's complaint about
     any other; minislurm acts on -o and -d."""
     from minislurm.cli.helptext import LAYOUTS
-    from minislurm.cli.main import ArgumentParser
+    from minislurm.cli.parsing import ArgumentParser
     p = ArgumentParser(prog="scontrol", layout=LAYOUTS["scontrol"])
     for *names, value, text in [
             ("-a", "--all", False, "include hidden partitions"), ("-d", "--details", False, "add details to show"),

@@ -12,7 +12,7 @@ import sys
 
 from minislurm.cli.fmt.sdiag import format_sdiag
 from minislurm.cli.helptext import LAYOUTS
-from minislurm.cli.main import ArgumentParser
+from minislurm.cli.parsing import ArgumentParser
 from minislurm.client import Client, ClientError
 
 

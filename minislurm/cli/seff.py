@@ -15,7 +15,7 @@ import time
 
 from minislurm.cli.fmt.fields import kib_text
 from minislurm.cli.helptext import LAYOUTS
-from minislurm.cli.main import ArgumentParser
+from minislurm.cli.parsing import ArgumentParser
 from minislurm.client import Client, ClientError
 from minislurm.core.timefmt import format_elapsed
 

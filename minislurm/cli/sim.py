@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from minislurm.cli.main import ArgumentParser
+from minislurm.cli.parsing import ArgumentParser
 
 
 def parser() -> ArgumentParser:

@@ -9,7 +9,7 @@ from minislurm.cli import sinfo_states
 from minislurm.cli.fmt import json_out
 from minislurm.cli.fmt.sinfo import format_partitions
 from minislurm.cli.helptext import LAYOUTS
-from minislurm.cli.main import ArgumentParser
+from minislurm.cli.parsing import ArgumentParser
 from minislurm.client import Client, ClientError
 from minislurm.core.hostlist import HostlistError, expand
 

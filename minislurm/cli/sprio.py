@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 from minislurm.cli.fmt.sprio import format_sprio
 from minislurm.cli.helptext import LAYOUTS
-from minislurm.cli.main import ArgumentParser
+from minislurm.cli.parsing import ArgumentParser
 from minislurm.client import Client, ClientError
 
 

@@ -9,7 +9,7 @@ from itertools import repeat
 from minislurm.cli.fmt import json_out
 from minislurm.cli.fmt.squeue import format_jobs, format_steps, job_fields, view_keys
 from minislurm.cli.helptext import LAYOUTS
-from minislurm.cli.main import ArgumentParser
+from minislurm.cli.parsing import ArgumentParser
 from minislurm.client import Client, ClientError
 from minislurm.core.jobids import base_ids, parse_selectors, selected
 from minislurm.core.states import JobState

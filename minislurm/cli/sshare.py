@@ -9,7 +9,7 @@ from types import SimpleNamespace
 from minislurm.cli.fmt import json_out
 from minislurm.cli.fmt.sshare import FIELDS, format_sshare, parse_fields
 from minislurm.cli.helptext import LAYOUTS
-from minislurm.cli.main import ArgumentParser
+from minislurm.cli.parsing import ArgumentParser
 from minislurm.client import Client, ClientError
 
 

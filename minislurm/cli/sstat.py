@@ -15,7 +15,7 @@ import sys
 from minislurm.cli.fmt.fields import check_width
 from minislurm.cli.fmt.sacct import cpu_time
 from minislurm.cli.helptext import LAYOUTS
-from minislurm.cli.main import ArgumentParser
+from minislurm.cli.parsing import ArgumentParser
 from minislurm.client import Client, ClientError
 from minislurm.core import errors
 

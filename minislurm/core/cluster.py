@@ -10,8 +10,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from minislurm.core.spec import MAX_SCRIPT_SIZE
+
 DAY = 86400.0
-MAX_SCRIPT_SIZE = 4 * 1024 * 1024  # Slurm's default SchedulerParameters=max_script_size (bytes)
 
 
 @dataclass

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, fields, replace
 
 from minislurm.core.job import Dependency
 
+MAX_SCRIPT_SIZE = 4 * 1024 * 1024  # bytes, Slurm's default SchedulerParameters=max_script_size
+
 
 @dataclass(frozen=True, slots=True)
 class GresRequest:

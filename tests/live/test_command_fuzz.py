@@ -33,7 +33,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from minislurm.cli.main import ArgumentParser, main
+from minislurm.cli.main import main
+from minislurm.cli.parsing import ArgumentParser
 from minislurm.core.options import NO, option_table
 
 pytestmark = pytest.mark.live
