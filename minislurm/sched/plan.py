@@ -64,9 +64,9 @@ class Plan:
         todo = {key: req for key, req in requests if key not in self._ready_cache}
         if not todo:
             return
-        times, nodes = self.table.times, np.arange(len(self.table.times))
-        for key, cols in self.table.first_fits(self.free, todo).items():
-            self._ready_cache[key] = np.where(cols >= 0, times[nodes, cols], NEVER)
+        columns = np.array(list(self.table.first_fits(self.free, todo).values()))
+        times = self.table.times[np.arange(len(self.table.times)), columns]  # -1: the last column, never read
+        self._ready_cache.update(zip(todo, np.where(columns >= 0, times, NEVER)))
 
     def add_running(self, job: Holding) -> None:
         """A job started in this cycle (its ``start_time`` the plan's now): it holds its

@@ -248,7 +248,7 @@ class ReadyColumns:
         self._requests: dict = {}  # key -> the request
         self._stale: set[int] = set()
         self._copy_changed: set[int] = set()  # by the current copy: not in the kept table
-        self._free_seen: tuple | None = None  # free resources at the last copy
+        self._free_seen: np.ndarray | None = None  # free resources (CPUs, memory, GPUs by node) at the last copy
         self._check_free = False
         self.copies = 0
 
@@ -272,12 +272,11 @@ class ReadyColumns:
         """The columns of each request in ``requests`` (key -> request), on ``table`` (the
         latest copy) with ``free`` resources now."""
         if self._check_free:
-            seen, now = self._free_seen, (free.cpu.copy(), free.mem.copy(), free.gpu.copy())
-            if seen is None or len(seen[0]) != len(now[0]):
+            seen, now = self._free_seen, np.stack((free.cpu, free.mem, free.gpu))
+            if seen is None or seen.shape != now.shape:
                 self._columns, self._requests = {}, {}
             else:
-                moved = (seen[0] != now[0]) | (seen[1] != now[1]) | (seen[2] != now[2])
-                self._stale.update(np.flatnonzero(moved).tolist())
+                self._stale.update(np.flatnonzero((seen != now).any(axis=0)).tolist())
             self._free_seen, self._check_free = now, False
         if self._stale and self._columns:
             nodes = np.fromiter(self._stale, dtype=np.int64, count=len(self._stale))
