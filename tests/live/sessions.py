@@ -109,32 +109,33 @@ scancel $p; echo "rc=$?"; gone $p; ended $p 3
 sacct -j $p -X -P -o JobID,State | sed 's/ by [0-9]*$//' | ids $p
 """),
     "hetjob_requeue": (False, r"""# A heterogeneous job is requeued whole, by its leader; srun --het-group lists and ranges.
-rm -f hq-go hq-*.out hg-*.out
+rm -f hq-go hq-*.txt hg-*.out
 n=0; while [ "$n" -lt 20 ]; do n=$(sbatch --test-only --wrap true 2>&1 | grep -o "Job [0-9]*" | cut -c5-); done
 cat > hq.sh <<"X2"
 #!/bin/bash
-#SBATCH -J first -c 1 --open-mode=append -o hq-%j.out
+#SBATCH -J first -c 1 -w c1 -o /dev/null
 #SBATCH hetjob
-#SBATCH -J second -c 1
-echo "run ${SLURM_RESTART_COUNT:-0}"  # 22.05 leaves it unset on a first run
-srun --het-group=0,1 bash -c 'echo "task $SLURM_PROCID $SLURMD_NODENAME restart=${SLURM_RESTART_COUNT:-0}"' | sort
+#SBATCH -J second -c 1 -w c2
+log=hq-$SLURM_JOB_ID.txt
+echo "run ${SLURM_RESTART_COUNT:-0}" >> $log  # 22.05 leaves it unset on a first run
+srun --het-group=0,1 bash -c 'echo "task $SLURM_PROCID $SLURMD_NODENAME restart=${SLURM_RESTART_COUNT:-0}"' | sort >> $log
 while [ ! -e hq-go ]; do sleep 0.2; done
 X2
-j=$(sbatch --parsable hq.sh); running $j 2; upto '[ "$(grep -c ^task hq-'$j'.out)" = 2 ]'
+j=$(sbatch --parsable hq.sh); running $j 2; upto '[ "$(grep -sc ^task hq-'$j'.txt)" = 2 ]'
 scontrol requeue $((j+1)) 2>&1 | ids $j $((j+1)); echo "rc=${PIPESTATUS[0]}"
 scontrol requeue $j; echo "rc=$?"
 upto '[ "$(squeue -h -j '$j' -t PD -o %i | wc -l)" = 2 ]'
 squeue -h -j $j -o '%i %T %r' | sort | ids $j
 scontrol requeue $j 2>&1 | ids $j; echo "rc=${PIPESTATUS[0]}"
 scontrol show job $j | grep -o -E '(JobId|JobState|Restarts)=[^ ]*' | ids $j $((j+1))
-running $j 2; upto '[ "$(grep -c ^task hq-'$j'.out)" = 4 ]'
+running $j 2; upto '[ "$(grep -sc ^task hq-'$j'.txt)" = 4 ]'
 scontrol requeuehold $j; echo "rc=$?"
 upto '[ "$(squeue -h -j '$j' -t PD -o %i | wc -l)" = 2 ]'
 squeue -h -j $j -o '%i %T %Q' | sort | ids $j
 scontrol release $j; echo "rc=$?"
-running $j 2; upto '[ "$(grep -c ^task hq-'$j'.out)" = 6 ]'
+running $j 2; upto '[ "$(grep -sc ^task hq-'$j'.txt)" = 6 ]'
 touch hq-go; gone $j; ended $j 2
-sed -E 's/[0-9T:-]{19}/T/' hq-$j.out | ids $j
+ids $j < hq-$j.txt
 sacct -D -j $j -P -o JobID,State,ExitCode | ids $j
 cat > hg.sh <<"X2"
 #!/bin/bash
