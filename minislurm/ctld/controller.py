@@ -198,8 +198,6 @@ class Controller:
             self.stats.ended(JobState.CANCELLED)
             accounting.record_job(self, job)
             self.tell(job.job_id)
-        for job in applied.settled:
-            self.save_job(job)
         if backfill:
             self.expected, self.sched_nodes = dict(result.expected_start), dict(result.planned_nodes)
         for start in applied.started:
@@ -215,6 +213,8 @@ class Controller:
             accounting.record_job(self, job)
             self.running.arm_timers(job, now)
             self.store.then(lambda job=job, inc=job.restart_count: self._started(job, inc))
+        for job in applied.settled:  # after the starts: a task that started took its own id
+            self.save_job(job)
         self.store.flush_soon()
 
     def moved(self, key: int, job: Job) -> None:

@@ -48,8 +48,8 @@ srun python prep.py
 def run_prep(script: str, **cluster) -> tuple[dict | None, list[dict], str]:
     """Submit ``script`` (which runs prep.py) to a fresh one-node cluster (``cluster``: its
     settings, e.g. ``cpus_per_node=8, mem=8000``) and wait for it to end: (the job, or None when
-    sbatch refused it; its steps, each ``{"id", "cpus", "peak_mb"}``; sbatch's message and the
-    job's output)."""
+    sbatch refused it; its steps, each ``{"id", "cpus", "cpus_per_task", "peak_mb"}``; sbatch's
+    message and the job's output)."""
     from minislurm.lab.terminal import lab_cluster
 
     with lab_cluster(nodes=1, quiet=True, **cluster) as sh:
@@ -61,6 +61,6 @@ def run_prep(script: str, **cluster) -> tuple[dict | None, list[dict], str]:
         job = int(out.split()[-1])
         sh.wait(job, timeout=180)
         records = sh.api.call("GET", "/acct", query={"jobs": str(job)})["records"]
-        steps = [{"id": f"{job}.{r['step']}", "cpus": r.get("alloc_cpus") or 0,
+        steps = [{"id": f"{job}.{r['step']}", "cpus": r.get("alloc_cpus") or 0, "cpus_per_task": r.get("cpus_per_task", 1),
                   "peak_mb": (r.get("max_rss") or 0) / 1024} for r in records if r["step"] is not None]
         return sh.job(job), steps, sh.read(f"slurm-{job}.out")

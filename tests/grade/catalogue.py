@@ -130,7 +130,7 @@ CATALOGUE: dict[str, dict[int, tuple[str, str | None]]] = {
         3: ('fixes = {"big": "a", "eval": "a", "llm": "b", "probe": "b", "report": "c", "sweep": "d", "tune": "b"}',
             'fixes = dict.fromkeys(["big", "eval", "llm", "probe", "report", "sweep", "tune"], "b")'),
         4: ('smoke_options = "-N2 --ntasks-per-node=2 --gres=gpu:2"', 'smoke_options = "-N2 --gpus-per-task=1"'),
-        # right-sized, but the step that runs prep.py gets one CPU (srun does not inherit -c)
+        # right-sized, but each task of the step that runs prep.py gets one CPU (srun does not inherit -c)
         5: ('prep_script = "#!/bin/bash\\n#SBATCH --cpus-per-task=3\\n#SBATCH --mem=600M\\nsrun python prep.py\\n"',
             None),
     },

@@ -92,10 +92,11 @@ def test_lab6_master_keeps_the_chart_of_exercise_3_runnable_for_students():
     master = build_master(nb, "06-backfill")
     sources = [c.source for c in master.cells]
     assert master.cells[0].cell_type == "raw" and sources[0].startswith("# ASSIGNMENT CONFIG\nname: 06-backfill")
-    assert sum(s.startswith("# BEGIN QUESTION") for s in sources) == 3
-    assert sum('\nhidden: true\n' in s for s in sources) == 4
-    assert sum('\nhidden: false\n' in s for s in sources) == 3
-    helper, chart = master.cells[-2], master.cells[-1]
+    assert sum(s.startswith("# BEGIN QUESTION") for s in sources) == 4
+    assert sum('\nhidden: true\n' in s for s in sources) == 5
+    assert sum('\nhidden: false\n' in s for s in sources) == 4
+    at = next(i for i, s in enumerate(sources) if s.startswith("# Runs once you have answered exercise 3."))
+    helper, chart = master.cells[at - 1], master.cells[at]
     assert "from minislurm.lab.scenario import LabJob as _LabJob, run_scenario as _run_scenario" in helper.source
     assert helper.source.startswith("# Defined by a check above") and "def queued(start_h):" in helper.source
     assert "raises-exception" in chart.metadata["tags"]

@@ -29,8 +29,9 @@ from minislurm.sched.submit import build_jobs
 
 def plain(value):
     """A comparable copy of ``value``: containers, dataclasses and objects as plain data.
-    A ClusterState's own private lookups (``_part_masks``: derived from its config) are left
-    out; everything else counts."""
+    A ClusterState's own private lookups (``_part_masks``: derived from its config) and a
+    dataclass's fields kept out of its equality (``ClusterConfig._where``: an index of the
+    node names) are left out; everything else counts."""
     if isinstance(value, np.ndarray):
         return ("array", value.dtype.str, value.tolist())
     if isinstance(value, enum.Enum) or value is None or isinstance(value, (str, int, float, bool)):
@@ -42,7 +43,8 @@ def plain(value):
     if isinstance(value, (set, frozenset)):
         return ("set", sorted(map(repr, value)))
     if dataclasses.is_dataclass(value):
-        return (type(value).__name__, [(f.name, plain(getattr(value, f.name))) for f in dataclasses.fields(value)])
+        return (type(value).__name__, [(f.name, plain(getattr(value, f.name))) for f in dataclasses.fields(value)
+                                      if f.compare])
     if hasattr(value, "__dict__"):
         skip_private = isinstance(value, ClusterState)
         return (type(value).__name__, [(k, plain(v)) for k, v in vars(value).items()
