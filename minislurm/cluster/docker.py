@@ -212,7 +212,8 @@ class DockerCluster(Cluster):
         conf = folder / "slurm.conf"
         if self._client is None or self._client.address[0] != ip:
             tokens = self.volume_path("etc") / "tokens" / "root"
-            wait_for(lambda: ip and tokens.exists(), 30, "the controller's files")
+            # the container writes the token into a file it has just made: wait for its text
+            wait_for(lambda: ip and tokens.exists() and tokens.read_text().strip(), 30, "the controller's files")
             folder.mkdir(parents=True, exist_ok=True)
             conf.write_text(f"SlurmctldHost=ctld({ip})\nSlurmctldPort={compose.CTLD_PORT}\n")
             self._client = Client(conf, tokens.read_text().strip(), patience=0)
