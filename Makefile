@@ -63,9 +63,11 @@ test: $(STAMP)
 	if [ -n "$$failed" ]; then echo "make test: failed:$$failed"; exit 1; fi
 
 # node_modules: the hub test (tests/docker/test_hub.py) logs a student in with headless Chromium
-# through playwright-core, as the book's browser test does.
+# through playwright-core, as the book's browser test does.  Five workers on two cores: the live,
+# docker and grading tests spend about half their time waiting on daemons, containers and kernels
+# (three workers left the CPUs 47% idle).
 test-unit: $(STAMP) $(CLIENTS_STAMP) $(NPM_STAMP)
-	$(PY) -m pytest -q --durations=25 -n 3 --no-loadscope-reorder --ignore=tests/book
+	$(PY) -m pytest -q --durations=25 -n 5 --no-loadscope-reorder --ignore=tests/book
 
 # The edit-test loop: every test that starts no daemon, container or notebook kernel (those are
 # marked `daemons`: tests/live, tests/docker, tests/grade and the book say so in their conftest or

@@ -76,7 +76,7 @@ def replay(state: ClusterState, future: list[Job], runtimes: dict, shortcut: boo
     return log
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(1, 5), st.lists(job_st, min_size=5, max_size=30), st.sampled_from(["easy", "conservative"]),
        st.sampled_from([20, 120, 1440]), st.sampled_from([3, 256]))
 def test_the_shortcut_decides_what_the_full_cycle_decides(n_nodes, jobs, policy, window_min, window):
