@@ -154,3 +154,21 @@ def test_a_raised_throttle_lets_more_tasks_start(tmp_path):
         return before, sum(t.state is JobState.RUNNING for t in tasks)
 
     assert run_fake(test, tmp_path) == (1, 3)
+
+
+def test_array_tasks_start_in_the_pass_that_settles_their_dependency(tmp_path):
+    """A task whose afterok is met starts in the same pass and takes its own id there: what the
+    controller saves of the settled dependency must follow the task to that id (it once looked
+    the task up under the new id before moving its record, and every later pass failed)."""
+    async def test(h):
+        first = await h.submit(seconds=30)
+        array = await h.submit(array=_indices(0, 3), dependency={"terms": [["afterok", [first]]]}, seconds=10)
+        tasks = [h.job(t) for t in h.ctl.state.array_tasks[array]]  # their ids change as they start
+        await h.until(lambda: all(t.state.finished for t in tasks))
+        later = await h.submit(seconds=5)  # passes still run
+        await h.until(lambda: h.job(later).state.finished)
+        return [t.state for t in tasks], sorted(t.job_id for t in tasks), array, h.job(later).state
+
+    states, ids, array, later = run_fake(test, tmp_path)
+    assert states == [JobState.COMPLETED] * 4 and later is JobState.COMPLETED
+    assert ids == [array, array + 1, array + 2, array + 3]
