@@ -94,14 +94,6 @@ class Meter:
         return out
 
 
-def rss_mb(pid: int) -> float:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) / 1024
-    except (OSError, StopIteration):
-        return 0.0
-
-
 def load() -> float:
     return round(os.getloadavg()[0], 1)
 
@@ -192,6 +184,7 @@ def requeue_run(cluster, work: Path, nodes: int) -> dict:
 def measure(args) -> dict:
     sys.path.insert(0, str(HERE))
     from squeue import fill  # bench/squeue.py: held jobs
+    from scale import rss_mb  # bench/scale.py: a process's resident memory
     from minislurm.cluster import LocalCluster
     import minislurm
     out: dict = {"bench": "frontier", "tree": str(Path(minislurm.__file__).parent.parent), "python": sys.version.split()[0],
