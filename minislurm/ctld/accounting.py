@@ -93,7 +93,7 @@ def record_step(ctl: "Controller", job: Job, step: dict) -> None:
     row.update(step=str(step["step_id"]), name=step["name"], partition="", state=step["state"], ntasks=step["ntasks"],
                start=step["start"], end=step.get("end"), exit_code=step.get("exit_code", 0),
                exit_signal=step.get("exit_signal", 0), alloc_cpus=step["cpus"], alloc_gpus=step["gpus"],
-               cpus_per_task=step.get("cpus_per_task", 1),
+               cpus_per_task=step.get("cpus_per_task") or 1,  # each task's CPUs (a site that binds tasks gives no more)
                alloc_mem=step.get("mem"),
                nnodes=len(step["nodes"]), nodes=compress(step["nodes"]), cancelled_by=None,
                ended_with_job=step.get("ended_with_job", False))

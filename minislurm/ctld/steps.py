@@ -126,7 +126,7 @@ def _record(ctl: "Controller", job, req: dict, layout: StepLayout, step_id: int,
     step = {"step_id": step_id, "name": req.get("name") or "srun", "nodes": nodes, "tasks_per_node": counts,
             "task_ids": task_ids, "ntasks": layout.ntasks, "gpus": sum(len(g) for g in gpus.values()),
             "cpus": sum(layout.cpus), "node_cpus": layout.cpus, "step_gpus": gpus,
-            "cpus_per_task": req.get("cpus_per_task") or 1,  # what a site that binds tasks gives each
+            "cpus_per_task": req.get("cpus_per_task"),  # -c; None: one CPU a task, SLURM_CPUS_PER_TASK unset
             "mem": _memory(job, nodes, layout.cpus, req), "overlap": bool(req.get("overlap")),
             "state": "RUNNING", "start": ctl.clock()}
     ctl.run_of(job).steps[step_id] = step
@@ -138,7 +138,7 @@ def _record(ctl: "Controller", job, req: dict, layout: StepLayout, step_id: int,
         gid=info["gid"], tasks=dict(zip(nodes, task_ids)), gpus=gpus, cpus=layout.cpus,
         cpus_per_task=req.get("cpus_per_task"), addrs=addrs)
     return {
-        **step, "job": info, "cpus_per_task": req.get("cpus_per_task"),  # None: the task's env leaves it unset
+        **step, "job": info,
         "addrs": addrs, "credential": credential, "tree_width": int(ctl.config.other.get("TreeWidth", TREE_WIDTH)),
     }
 
