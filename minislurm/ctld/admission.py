@@ -67,6 +67,8 @@ async def _queue(ctl: "Controller", jobs: list[Job], lives: list[Live], now: flo
     await ctl.store.commit()
     for job in jobs:
         ctl.state.add(job)
+    if len(jobs) == 1 and not lives[0].batch and jobs[0].het_job_id is None:
+        ctl.allocate_at_once(jobs[0])  # srun or salloc: tried before any pass, as Slurm does
     ctl.request_pass()
 
 

@@ -43,10 +43,11 @@ from minislurm.ctld.store import Store
 from minislurm.lifecycle import Background, every
 from minislurm.sched import priority
 from minislurm.sched.access import Requester
-from minislurm.sched.apply import apply
+from minislurm.sched.allocation import try_at_once
+from minislurm.sched.apply import Applied, apply
 from minislurm.sched.order import QueueOrder
 from minislurm.sched.releases import Releases
-from minislurm.sched.schedule import schedule
+from minislurm.sched.schedule import PassResult, schedule
 
 log = logging.getLogger("minislurm.ctld")
 RESERVATION_CHECK = 2.0  # seconds between looks for reserved nodes lost (reservations.replace_lost)
@@ -193,6 +194,19 @@ class Controller:
         self.stats.cycle(backfill, int((time.perf_counter() - began) * 1e6),  # sdiag's figures of the pass
                          result.tested if backfill else result.reached, result.queued, now,
                          backfilled=sum(s.backfilled for s in applied.started), table=len(result.planned_nodes) + 1)
+        self.take(applied, backfill, result)
+
+    def allocate_at_once(self, job: Job) -> None:
+        """srun or salloc asked for this allocation: try it now, before any pass
+        (:mod:`minislurm.sched.allocation`)."""
+        result = try_at_once(self.state, job, self.clock())
+        if result.starts:
+            self.take(apply(self.state, result), False, result)
+
+    def take(self, applied: Applied, backfill: bool, result: PassResult) -> None:
+        """What a pass (or an allocation tried at once) started, cancelled or settled: saved,
+        accounted, and each start told and launched once it is on disk."""
+        now = result.now
         self.stats.started += len(applied.started)
         for job in applied.cancelled:  # --kill-on-invalid-dep=yes
             self.stats.ended(JobState.CANCELLED)

@@ -10,7 +10,8 @@ block their partition (slurmctld's ``_schedule``): one whose ``-w`` list covers 
 only withholds those nodes from the rest of the pass, and one in an advance reservation only
 blocks later jobs of the same reservation.  The backfill stage is
 :mod:`minislurm.sched.backfill`.  The live controller runs a main-only pass on every event and
-a full pass every ``bf_interval``; the simulator does the same on its clock.
+a full pass every ``bf_interval``; the simulator does the same on its clock.  An allocation
+that srun or salloc asks for is first tried on its own (:mod:`minislurm.sched.allocation`).
 
 Nothing here changes the :class:`~minislurm.core.state.ClusterState` it reads (a caller that
 runs many passes keeps its own :class:`~minislurm.sched.order.QueueOrder` and
@@ -115,25 +116,10 @@ class PassResult:
             object.__setattr__(self, name, MappingProxyType(getattr(self, name)))
 
 
-def schedule(state: ClusterState, now: float, *, backfill_cycle: bool = True,
-             promise_all: bool = True, queue_order: QueueOrder | None = None,
-             releases: Releases | None = None, every_reason: bool = False, shortcuts: bool = True) -> PassResult:
-    """Run one pass at time ``now``.  ``backfill_cycle=False`` runs the main stage only;
-    ``promise_all=False``: the caller needs only the decisions (the simulator), so a pass
-    where no node has room for any queued job (and no dependency to settle) ends at once, and
-    backfill stops once nothing more could start (see backfill.run); ``queue_order``: the
-    caller's :class:`~minislurm.sched.order.QueueOrder`, kept between passes, and ``releases``
-    its :class:`~minislurm.sched.releases.Releases` (the running jobs' side of the plan);
-    ``every_reason``: the reasons of the jobs the pass did not reach too (a lab's small queue;
-    the controller and the simulator keep what the last pass that reached a job told it);
-    ``shortcuts=False``: backfill searches every job it tests, without the speed-ups of
-    :mod:`~minislurm.sched.shortcuts` (the decisions are the same).
-    """
-    work = Pass(state, now)
-    queue_order = queue_order or QueueOrder()
-    order = queue_order.kept(state)
-    if not promise_all and not work.settled and not work.free.open_now(state.nodes.usable, queue_order.floor).any():
-        return PassResult(now, (), _reasons(work, order, every_reason), queued=len(order))
+def main_stage(work: Pass, order: list[Job]) -> None:
+    """Slurm's main scheduler over ``order``: each job starts now where it fits, until a job
+    that does not fit blocks the rest of its partition (see the module's docstring)."""
+    state = work.state
     blocked_parts: set[str] = set()
     failed_resv: set[str] = set()
     withheld: np.ndarray | None = None  # -w nodes of jobs that could not start
@@ -170,6 +156,28 @@ def schedule(state: ClusterState, now: float, *, backfill_cycle: bool = True,
             failed_resv.add(job.reservation)
         else:
             blocked_parts.add(job.partition)
+
+
+def schedule(state: ClusterState, now: float, *, backfill_cycle: bool = True,
+             promise_all: bool = True, queue_order: QueueOrder | None = None,
+             releases: Releases | None = None, every_reason: bool = False, shortcuts: bool = True) -> PassResult:
+    """Run one pass at time ``now``.  ``backfill_cycle=False`` runs the main stage only;
+    ``promise_all=False``: the caller needs only the decisions (the simulator), so a pass
+    where no node has room for any queued job (and no dependency to settle) ends at once, and
+    backfill stops once nothing more could start (see backfill.run); ``queue_order``: the
+    caller's :class:`~minislurm.sched.order.QueueOrder`, kept between passes, and ``releases``
+    its :class:`~minislurm.sched.releases.Releases` (the running jobs' side of the plan);
+    ``every_reason``: the reasons of the jobs the pass did not reach too (a lab's small queue;
+    the controller and the simulator keep what the last pass that reached a job told it);
+    ``shortcuts=False``: backfill searches every job it tests, without the speed-ups of
+    :mod:`~minislurm.sched.shortcuts` (the decisions are the same).
+    """
+    work = Pass(state, now)
+    queue_order = queue_order or QueueOrder()
+    order = queue_order.kept(state)
+    if not promise_all and not work.settled and not work.free.open_now(state.nodes.usable, queue_order.floor).any():
+        return PassResult(now, (), _reasons(work, order, every_reason), queued=len(order))
+    main_stage(work, order)
 
     result_expected: dict[int, float] = {}
     planned: dict[int, tuple[int, ...]] = {}

@@ -8,6 +8,7 @@ import asyncio
 
 from ctldkit import run
 
+from minislurm.cluster.confgen import lab_config
 from minislurm.core.states import JobState, Reason
 from minislurm.ctld.health import NOT_RESPONDING
 
@@ -252,3 +253,28 @@ def test_an_allocation_on_a_lost_node_ends_node_fail_and_only_a_batch_job_is_req
     alloc, batch = run(test, tmp_path, slurmd_timeout=6)
     assert (alloc.state, alloc.reason, alloc.restart_count) == (JobState.NODE_FAIL, Reason.NODE_DOWN, 0)
     assert batch.state is JobState.PENDING
+
+
+def test_an_allocation_starts_in_its_request_behind_a_queue_of_its_own_priority(tmp_path):
+    """srun's allocation is tried as it is asked for (sched/allocation): behind pending GPU jobs
+    of the same priority it starts at once, while a batch job asking the same, sent first,
+    waits for the backfill cycle, as on the twin (Slurm 22.05)."""
+    cfg = lab_config(2, 4, 8, 64_000)
+    cfg.priority.calc_period = 3600.0
+    cfg.sched.bf_interval = 3600.0  # no backfill cycle comes during the test
+
+    async def test(h):
+        for _ in range(8):
+            await h.submit("erin", gres=[["gpu", None, 1]], time_limit_min=60)
+        waiting = [await h.submit("erin", gres=[["gpu", None, 1]], time_limit_min=60) for _ in range(2)]
+        await h.until(lambda: h.job(waiting[0]).reason == "Resources")
+        batch = await h.submit("erin", time_limit_min=5)
+        await asyncio.sleep(1)  # the main passes this submission asked for
+        srun = await h.submit("erin", batch=False, time_limit_min=5)
+        started_in_request = h.job(srun).state is JobState.RUNNING
+        await asyncio.sleep(1)
+        return started_in_request, h.job(srun).priority, h.job(waiting[0]).priority, h.job(batch).state
+
+    started, srun_prio, waiting_prio, batch_state = run(test, tmp_path, config=cfg)
+    assert started and srun_prio == waiting_prio
+    assert batch_state is JobState.PENDING
