@@ -61,7 +61,7 @@ class Local:
 
     def __enter__(self) -> "Local":
         from minislurm.cluster import LocalCluster
-        from minislurm.cluster.system import shim_text
+        from minislurm.cluster.system import compile_commands, shim_text
         for user in self.students:
             try:
                 pwd.getpwnam(user)
@@ -77,6 +77,7 @@ class Local:
             shim = self.bin / command
             shim.write_text(shim_text(command, self.cluster.conf_path, "/usr/bin/python3"))
             shim.chmod(0o755)
+        compile_commands("/usr/bin/python3")  # as cluster up --system does (they cannot write here)
         root = self.cluster.client()
         for user in self.students:
             pw = pwd.getpwnam(user)

@@ -198,6 +198,13 @@ class Client:
             self.close()
         return status, body
 
+    def cluster_name(self) -> str | None:
+        """The ClusterName the controller answers pings with (sacct -M, the --json documents)."""
+        try:
+            return self.call("GET", "/ping").get("cluster")
+        except ClientError:  # what asked for it is still whole without it
+            return None
+
     def call(self, method: str, path: str, body: dict | None = None, query: dict | None = None,
              timeout: float | None = None) -> dict:
         url = PREFIX + path

@@ -8,10 +8,9 @@ import sys
 import time
 from datetime import datetime
 
-from minislurm.cli.fmt import json_out
 from minislurm.cli.fmt.sacct import field_list, format_records
 from minislurm.cli.helptext import LAYOUTS
-from minislurm.cli.parsing import ArgumentParser
+from minislurm.cli.parsing import ArgumentParser, add_document_options
 from minislurm.client import Client, ClientError
 from minislurm.core.jobids import base_ids, parse_selectors, selected
 from minislurm.core.states import JobState
@@ -55,7 +54,7 @@ def parser() -> ArgumentParser:
     p.add_argument("-l", "--long", action="store_true", help="Many more fields per line.")
     p.add_argument("-e", "--helpformat", action="store_true", help="List the fields -o accepts.")
     p.add_argument("--name", metavar="names", help="Only jobs with these names.")
-    json_out.add_options(p)
+    add_document_options(p)
     return p
 
 
@@ -112,7 +111,7 @@ def main(argv: list[str]) -> int:
     try:
         records = client.call("GET", "/acct", query=query)["records"]
         clusters = {c.lower() for c in (args.clusters or "").split(",") if c}
-        if clusters and not clusters & {"all", "-1"} and (json_out.cluster_name(client) or "").lower() not in clusters:
+        if clusters and not clusters & {"all", "-1"} and (client.cluster_name() or "").lower() not in clusters:
             records = []  # another cluster's jobs: minislurm's database holds only its own
     except (ClientError, ValueError) as exc:
         print(f"sacct: error: {exc}", file=sys.stderr)
@@ -132,7 +131,8 @@ def main(argv: list[str]) -> int:
         jobs = {(r["job_id"], r.get("restart")) for r in records if r["step"] is None and r["name"] in names}
         records = [r for r in records if (r["job_id"], r.get("restart")) in jobs]
     if args.json or args.yaml:  # the same selection, as 22.05's openapi/dbv0.0.38 prints it
-        doc = json_out.sacct_document(records, cluster=json_out.cluster_name(client), now=now)
+        from minislurm.cli.fmt import json_out
+        doc = json_out.sacct_document(records, cluster=client.cluster_name(), now=now)
         sys.stdout.write(json_out.dump(doc, args.yaml))
         return 0
     try:

@@ -69,7 +69,7 @@ def _show(client: Client, what: str, arg: str | None, oneliner: bool = False, de
             print("slurm_load_jobs error: Invalid job id specified", file=sys.stderr)
             return 1
         if as_doc:
-            return _document(json_out.jobs_document(jobs, cluster=json_out.cluster_name(client)), as_doc)
+            return _document(json_out.jobs_document(jobs, cluster=client.cluster_name()), as_doc)
         if not jobs:
             print("No jobs in the system")
             return 0

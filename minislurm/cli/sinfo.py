@@ -6,10 +6,9 @@ import sys
 import time
 
 from minislurm.cli import sinfo_states
-from minislurm.cli.fmt import json_out
 from minislurm.cli.fmt.sinfo import format_partitions
 from minislurm.cli.helptext import LAYOUTS
-from minislurm.cli.parsing import ArgumentParser
+from minislurm.cli.parsing import ArgumentParser, add_document_options
 from minislurm.client import Client, ClientError
 from minislurm.core.hostlist import HostlistError, expand
 
@@ -28,7 +27,7 @@ def parser() -> ArgumentParser:
     p.add_argument("-t", "--states", metavar="node_state",
                    help="only nodes in these states (a,b: either; a&b: both)")
     p.add_argument("--noconvert", action="store_true", help="counts as they are (no K/M suffix)")
-    json_out.add_options(p)
+    add_document_options(p)
     return p
 
 
@@ -53,6 +52,7 @@ def main(argv: list[str]) -> int:
         except ClientError as exc:
             print(f"slurm_load_node: {exc}", file=sys.stderr)
             return 1
+        from minislurm.cli.fmt import json_out
         sys.stdout.write(json_out.dump(json_out.nodes_document(nodes), args.yaml))
         return 0
     try:

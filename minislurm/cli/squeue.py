@@ -6,10 +6,9 @@ import sys
 import time
 from itertools import repeat
 
-from minislurm.cli.fmt import json_out
 from minislurm.cli.fmt.squeue import format_jobs, format_steps, job_fields, view_keys
 from minislurm.cli.helptext import LAYOUTS
-from minislurm.cli.parsing import ArgumentParser
+from minislurm.cli.parsing import ArgumentParser, add_document_options
 from minislurm.client import Client, ClientError
 from minislurm.core.jobids import base_ids, parse_selectors, selected
 from minislurm.core.states import JobState
@@ -55,7 +54,7 @@ def parser() -> ArgumentParser:
     p.add_argument("-n", "--name", metavar="job_name(s)", help="only jobs with these names")
     p.add_argument("-s", "--steps", nargs="?", const="", metavar="step(s)",
                    help="running steps, not jobs (or only J.S,...)")
-    json_out.add_options(p)
+    add_document_options(p)
     return p
 
 
@@ -68,7 +67,8 @@ def _document(yaml: bool) -> int:
     except ClientError as exc:
         print(f"slurm_load_jobs error: {exc}", file=sys.stderr)
         return 1
-    sys.stdout.write(json_out.dump(json_out.jobs_document(jobs, cluster=json_out.cluster_name(client)), yaml))
+    from minislurm.cli.fmt import json_out
+    sys.stdout.write(json_out.dump(json_out.jobs_document(jobs, cluster=client.cluster_name()), yaml))
     return 0
 
 

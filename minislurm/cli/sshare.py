@@ -6,10 +6,9 @@ import getpass
 import sys
 from types import SimpleNamespace
 
-from minislurm.cli.fmt import json_out
 from minislurm.cli.fmt.sshare import FIELDS, format_sshare, parse_fields
 from minislurm.cli.helptext import LAYOUTS
-from minislurm.cli.parsing import ArgumentParser
+from minislurm.cli.parsing import ArgumentParser, add_document_options
 from minislurm.client import Client, ClientError
 
 
@@ -31,7 +30,7 @@ def parser() -> ArgumentParser:
     p.add_argument("-e", "--helpformat", action="store_true", help="list the fields --format knows")
     p.add_argument("-P", "--parsable2", action="store_true", help="fields split by '|', none at the end")
     p.add_argument("-p", "--parsable", action="store_true", help="fields split by '|', one at the end")
-    json_out.add_options(p)
+    add_document_options(p)
     return p
 
 
@@ -53,7 +52,8 @@ def main(argv: list[str]) -> int:
         print(f"sshare: error: {exc}", file=sys.stderr)
         return 1
     if args.json or args.yaml:  # minislurm's (sshare has no --json in 22.05): every row
-        doc = json_out.sshare_document(reply["shares"], reply.get("parents"), cluster=json_out.cluster_name(client))
+        from minislurm.cli.fmt import json_out
+        doc = json_out.sshare_document(reply["shares"], reply.get("parents"), cluster=client.cluster_name())
         sys.stdout.write(json_out.dump(doc, args.yaml))
         return 0
     rows = [SimpleNamespace(**r) for r in reply["shares"]]
@@ -63,6 +63,6 @@ def main(argv: list[str]) -> int:
                                    fair_tree=reply.get("fair_tree", True), tres=reply.get("tres"),
                                    root_run=reply.get("root_tres_run_mins"), fields=fields,
                                    users_only=args.Users,
-                                   cluster=json_out.cluster_name(client) if fields and "Cluster" in dict(fields)
+                                   cluster=client.cluster_name() if fields and "Cluster" in dict(fields)
                                    else None))
     return 0

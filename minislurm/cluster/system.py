@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 ETC = Path("/etc/slurm")
@@ -70,7 +71,17 @@ def install(folder: Path, commands: tuple[str, ...], python: str) -> list[Path]:
         shim.chmod(0o755)
         written.append(shim)
     (folder / "system").write_text("".join(f"{p}\n" for p in written))
+    compile_commands(python)
     return written
+
+
+def compile_commands(python: str) -> None:
+    """Compile minislurm's modules to bytecode for ``python``, as pip does for what it installs:
+    the users the commands are installed for cannot write beside the sources, so without it each
+    of their commands compiles every module it imports again (squeue: 65-75 ms of CPU instead
+    of 45)."""
+    package = Path(__file__).resolve().parents[1]
+    subprocess.run([python, "-m", "compileall", "-q", str(package)], check=False, stdout=subprocess.DEVNULL)
 
 
 def remove(folder: Path) -> list[Path]:

@@ -6,6 +6,7 @@ import time
 import pytest
 
 from minislurm.cli import sacct
+from minislurm.client import Client
 
 NOW = time.time()
 
@@ -27,6 +28,8 @@ class FakeClient:
 
     def call(self, method, path, *a, **k):
         return {"/acct": {"records": RECORDS}, "/ping": {"cluster": "linux"}}[path]
+
+    cluster_name = Client.cluster_name  # the real one, over the answers above
 
 
 @pytest.fixture(autouse=True)

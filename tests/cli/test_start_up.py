@@ -19,3 +19,13 @@ def test_a_job_command_imports_only_what_it_runs_with(command):
     result = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, check=True,
                             env={"PYTHONPATH": ":".join(p for p in sys.path if p)})
     assert result.stdout.split() == ["none"], result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("command", ["squeue", "sacct", "sinfo", "sshare"])
+def test_a_query_command_builds_json_documents_only_when_asked(command):
+    """``--json``'s module pulls in every other format's (half of squeue's imports)."""
+    probe = (f"import sys, minislurm.cli.main, minislurm.cli.{command}; "
+             f"print('minislurm.cli.fmt.json_out' in sys.modules)")
+    result = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, check=True,
+                            env={"PYTHONPATH": ":".join(p for p in sys.path if p)})
+    assert result.stdout.split() == ["False"], result.stdout + result.stderr

@@ -71,21 +71,6 @@ def dump(doc: dict, yaml: bool = False) -> str:
     return json.dumps(doc, indent=2) + "\n"
 
 
-def add_options(parser) -> None:
-    """``--json`` and ``--yaml``, as the command's help lists them."""
-    parser.add_argument("--json", action="store_true", help="print the records as JSON (slurmrestd's form)")
-    parser.add_argument("--yaml", action="store_true", help="print the records as YAML (slurmrestd's form)")
-
-
-def cluster_name(client) -> str | None:
-    """The ClusterName the controller answers pings with (the documents' ``cluster``)."""
-    from minislurm.client import ClientError
-    try:
-        return client.call("GET", "/ping").get("cluster")
-    except ClientError:  # the documents are still whole without it
-        return None
-
-
 def _epoch(t) -> int:
     return int(t) if t else 0
 
