@@ -153,9 +153,11 @@ class Columns:
 
 
 def _plain(job: Job, state: ClusterState) -> bool:
-    """Nothing but its begin time and resources keeps the job waiting, whatever happens."""
+    """Nothing but its begin time and resources keeps the job waiting, whatever happens, and
+    backfill tests it (a heterogeneous job's components are the main stage's alone)."""
     return (not job.req_nodes and job.reservation is None and job.array_max_running is None
-            and job.dependency is None and blocked_reason(job, state, math.inf) is None)
+            and job.dependency is None and job.het_job_id is None
+            and blocked_reason(job, state, math.inf) is None)
 
 
 def smallest_request(jobs, floor: tuple[int, int, int] | None = None) -> tuple[int, int, int]:
