@@ -54,7 +54,7 @@ def run(work: "Pass", order: list[Job], easy: bool = False, releases: Releases |
         plan.add_running(_Running(work.started[s.job_id], s.alloc, now))
     promise_advance_reservations(work, plan)
     horizon = plan.now + int(cfg.bf_window)
-    shortcuts.begin(work, plan, len(order) - len(work.started), horizon, easy)
+    shortcuts.begin(work, plan, len(order) - len(work.started), horizon)
     expected: dict[int, float] = {}
     planned: dict[int, tuple[int, ...]] = {}
     promised_parts: set[str] = set()  # EASY: the partitions whose first blocked job has its promise
@@ -82,7 +82,7 @@ def run(work: "Pass", order: list[Job], easy: bool = False, releases: Releases |
         if not may_promise and shortcuts.cannot_start(shape, job.num_nodes, duration):
             work.reason.setdefault(job.job_id, Reason.PRIORITY)  # no start now, and no promise under EASY
             shortcuts.found_no_start(at - 1, shape, job.num_nodes, duration, plan.now, easy)
-            if shortcuts.done(work, plan, at, cfg.bf_max_job_test - tested):
+            if shortcuts.done(work, plan):
                 break
             continue
         # The earliest start on the plan: now or never when no promise may be given.
@@ -125,7 +125,7 @@ def run(work: "Pass", order: list[Job], easy: bool = False, releases: Releases |
             promised_parts.add(job.partition)
             expected[job.job_id] = float(max(start, now))
             planned[job.job_id] = tuple(nodes.tolist())
-        if shortcuts.done(work, plan, at, cfg.bf_max_job_test - tested):
+        if shortcuts.done(work, plan):
             break
     return expected, planned
 

@@ -38,9 +38,6 @@ class Plan:
         self.table.settle(self.now)
         self.grid, self.grid_all = self.table.grid, self.table.grid_all
         self.promises = Promises()
-        # Per node, when its first promise begins (NEVER if none): a job may start there now
-        # only if it ends by then.
-        self.promised_from = np.full(len(free.cpu), NEVER, dtype=np.int64)
         self._ready_cache: dict = {}
         self.releases_version = 0  # changes with every start
         self._room_checked: tuple | None = None  # ((releases_version, floor, shortest), nodes open now, any)
@@ -84,8 +81,6 @@ class Plan:
         """Promise whole nodes for [start, end)."""
         nodes = np.asarray(nodes, dtype=np.int64)
         self.promises.add(nodes, start, end)
-        if end > self.now:
-            self.promised_from[nodes] = np.minimum(self.promised_from[nodes], start)
         checked = self._room_checked
         if checked is not None and checked[2] and start < self.now + checked[0][2]:  # too soon: not open now
             checked[1][nodes] = False

@@ -26,16 +26,13 @@ class Promises:
         self._ends: list[int] = []  # in the keys' order
         self._arrays: tuple | None = None  # (padded, unpadded), until the next promise
         self.on: dict[int, list[tuple[int, int]]] = {}  # node -> its promises, by start
-        self.made: list[tuple[list[int], int]] = []  # (nodes, start) of each promise, in the order made
 
     def __len__(self) -> int:
         return len(self._keys)
 
     def add(self, nodes: np.ndarray, start: int, end: int) -> None:
         start, end = int(start), min(int(end), NEVER)
-        nodes = nodes.tolist()
-        self.made.append((nodes, start))
-        for node in nodes:
+        for node in nodes.tolist():
             key = node << 40 | start
             at = bisect.bisect_left(self._keys, key)
             self._keys.insert(at, key)

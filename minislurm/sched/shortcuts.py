@@ -52,11 +52,7 @@ class Shortcuts:
         """A decisions-only cycle with no node open for any queued job ends before it begins."""
         return self.decisions_only and not work.free.open_now(work.state.nodes.usable, self.floor).any()
 
-    def begin(self, work: "Pass", plan: Plan, queued: int, horizon: int, easy: bool = False) -> None:
-        """``easy``: only the first blocked job of a partition gets a promise; StartNow then
-        passes over the jobs that cannot start now in runs, and a cycle is not asked whether
-        any is left that could (see :meth:`done`)."""
-        self._ask_each = not easy
+    def begin(self, work: "Pass", plan: Plan, queued: int, horizon: int) -> None:
         if self.enabled:
             plan.keep_one_node_starts()
         self._shortest = max(1, plan.grid(self.shortest))  # on the plan's grid, as durations are
@@ -97,16 +93,10 @@ class Shortcuts:
         if self._start_now is not None:
             self._start_now.no_start_by(at, nodes, duration, by)
 
-    def done(self, work: "Pass", plan: Plan, at: int, tests_left: int) -> bool:
+    def done(self, work: "Pass", plan: Plan) -> bool:
         """A decisions-only cycle ends once no node has room now for the smallest queued job,
-        for as long as the shortest one would run; or, where every blocked job gets a promise,
-        once no job from position ``at`` of the queue on, within ``tests_left`` more tests,
-        could start now (its promise could still hold a later job back, were there one)."""
-        if not self.decisions_only:
-            return False
-        if not plan.room_now(work.state.nodes.usable, self.floor, self._shortest):
-            return True
-        return self._ask_each and self._start_now is not None and self._start_now.none_can_start(at, tests_left)
+        for as long as the shortest one would run."""
+        return self.decisions_only and not plan.room_now(work.state.nodes.usable, self.floor, self._shortest)
 
 
 class _Shape:

@@ -52,11 +52,6 @@ class StartNow:
         self._failed: dict[int, list[tuple[int, int, int]]] = {}  # group -> (nodes, duration, by)
         self._ready_rows_of: dict[int, np.ndarray] = {}  # per group, as of _ready_version
         self._ready_version = -1
-        self._least: tuple | None = None  # see none_can_start
-        # (releases_version, per node when a promise there stops closing anything, per group
-        # of _least and node: free now?), and how many promises none_can_start has seen
-        self._closing: tuple | None = None
-        self._made_seen = 0
 
     def __call__(self, at: int) -> tuple[bool, bool]:
         if not self._first <= at < self._end:
@@ -89,59 +84,6 @@ class StartNow:
             self._rule_out(group, nodes, duration, by)
             self._now &= ~self._not_now
             self._soon &= ~self._not_soon
-
-    def none_can_start(self, at: int, tests_left: int) -> bool:
-        """No job the cycle may still test -- from position ``at`` of the queue on, within
-        ``tests_left`` more tests -- could start now, so none will: room only shrinks.  Asked
-        of each group's least node count and shortest time limit among those jobs (no more
-        than any of them asks), so a "could" may be wrong, a "none" never is.  A job tested
-        one by one (group -1) could always start.  The jobs are taken once a cycle, at the
-        first ask: later asks reach no further.
-
-        Between two starts, only a promise can change the answer, and only one that begins
-        on a node before a job free to start there now would end: the others are let pass."""
-        if self._least is None:
-            self._least = self._least_requests(at, tests_left)
-        groups, nodes, ends = self._least
-        if groups is None:
-            return False
-        if not len(groups):
-            return True
-        plan, made = self.plan, self.plan.promises.made
-        new, self._made_seen = made[self._made_seen:], len(made)
-        if self._closing is not None and self._closing[0] == plan.releases_version:
-            closing = self._closing[1]
-            if all(start >= closing[n] for promised, start in new for n in promised):
-                return False
-        else:
-            free_now = np.stack(self._ready_rows(groups)) <= plan.now
-            closing = np.where(free_now, ends, 0).max(axis=0).tolist()
-            self._closing = plan.releases_version, closing, free_now
-        open_for = self._closing[2] & (plan.promised_from >= ends)
-        return not (np.count_nonzero(open_for, axis=1) >= nodes).any()
-
-    def _least_requests(self, at: int, tests_left: int) -> tuple:
-        """Per group of the jobs the cycle may still reach: the group, its least node count
-        and when its shortest job would end if started now (on the plan's grid); (None,) * 3 if one of them is tested
-        one by one.  Each plain job that has begun and not started counts as a test, so the
-        cycle stops before the ``tests_left + 1``-th of them (started jobs are counted as
-        such too, which only reaches further)."""
-        most = tests_left + len(self.work.started)  # how many of them it may still count
-        cols = self.columns.window(at, min(at + 2 * most + WINDOW, len(self.columns)))
-        counted = np.cumsum(cols["plain"] & (cols["begin"] <= self.work.now))
-        if (counted[-1] if len(counted) else 0) <= most and at + len(counted) < len(self.columns):
-            cols = self.columns.window(at, len(self.columns))  # (jobs not counted: look at all)
-            counted = np.cumsum(cols["plain"] & (cols["begin"] <= self.work.now))
-        reach = int(np.searchsorted(counted, most + 1))
-        group = cols["group"][:reach]
-        if len(group) and group.min() < 0:
-            return None, None, None
-        groups, row = np.unique(group, return_inverse=True)
-        nodes = np.full(len(groups), np.iinfo(np.int64).max, dtype=np.int64)
-        limits = np.full(len(groups), np.inf)
-        np.minimum.at(nodes, row, cols["nodes"][:reach])
-        np.minimum.at(limits, row, cols["limit"][:reach])
-        return groups, nodes, np.minimum(self.plan.now + self.plan.grid_all(limits), NEVER)[:, None]
 
     def _rule_out(self, group: int, nodes: int, duration: int, by: int) -> None:
         """Mark the jobs of the window that ``no_start_by`` covers."""
