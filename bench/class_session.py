@@ -205,6 +205,9 @@ def run_class(target, students: list[str], seconds: int, seed: int) -> dict:
         t.join()
     for proc in procs.values():
         proc.wait()
+    if os.environ.get("CLASS_LINES"):  # every command's line, for a look at the run over time
+        with open(os.environ["CLASS_LINES"], "a") as out:
+            out.writelines(json.dumps({"user": u, **i}) + "\n" for u, items in lines.items() for i in items if "cmd" in i)
     return summarise(lines, errors)
 
 
