@@ -131,7 +131,7 @@ class ArgumentParser(argparse.ArgumentParser):
 
 def add_document_options(parser: ArgumentParser) -> None:
     """``--json`` and ``--yaml``, as the command's help lists them.  The documents are built by
-    :mod:`minislurm.cli.fmt.json_out`, which a command imports only when one is asked for: its
-    imports would double the start-up of every plain ``squeue``."""
+    :mod:`minislurm.cli.fmt.json_out`, which a command imports only when one is asked for (it
+    imports every other format; a plain ``squeue`` needs none of them)."""
     parser.add_argument("--json", action="store_true", help="print the records as JSON (slurmrestd's form)")
     parser.add_argument("--yaml", action="store_true", help="print the records as YAML (slurmrestd's form)")
