@@ -171,6 +171,9 @@ class Twin:
         return proc
 
     def __exit__(self, *exc) -> None:
+        # The twin queues more than it runs in ten minutes: its students' jobs go with them, or
+        # the next user of the twin (tests/docker/test_real_slurm.py) waits for busy nodes.
+        self._exec("slurmctld", "; ".join(f"scancel -u {u} 2>/dev/null || true" for u in self.students))
         self._exec("login", "; ".join(f"rm -rf /shared/work/{u}" for u in self.students))
         for container in self.containers:
             self._exec(container, "; ".join(f"userdel {u} 2>/dev/null || true" for u in self.students))
