@@ -54,12 +54,28 @@ class Background:
             task.cancel()
 
 
-async def every(seconds: float, work, log: logging.Logger, *, first_after: bool = False) -> None:
+async def every(seconds: float, work, log: logging.Logger, *, first_after: bool = False,
+                early: asyncio.Event | None = None, soonest: float = 0.0) -> None:
     """Call ``work`` (a function or a coroutine function) every ``seconds``, for good: an
     exception is logged and the next round comes as usual, so one bad round never stops a
-    daemon's periodic duty (a backfill cycle, a node ping)."""
+    daemon's periodic duty (a backfill cycle, a node ping).  Setting ``early`` brings the next
+    round forward, though never sooner than ``soonest`` after the last one (so that setting it
+    again and again cannot keep the loop busy); the rounds after it keep their period from there."""
+    async def pause() -> None:
+        if early is None:
+            await asyncio.sleep(seconds)
+            return
+        clock = asyncio.get_running_loop().time
+        last = clock()
+        try:
+            await asyncio.wait_for(early.wait(), seconds)
+            await asyncio.sleep(soonest - (clock() - last))
+        except asyncio.TimeoutError:
+            pass
+        early.clear()
+
     if first_after:
-        await asyncio.sleep(seconds)
+        await pause()
     while True:
         try:
             result = work()
@@ -67,4 +83,4 @@ async def every(seconds: float, work, log: logging.Logger, *, first_after: bool 
                 await result
         except Exception:  # noqa: BLE001 - a periodic loop outlives any one round
             log.exception("periodic %s failed; it runs again in %g s", getattr(work, "__qualname__", work), seconds)
-        await asyncio.sleep(seconds)
+        await pause()

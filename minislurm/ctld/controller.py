@@ -83,6 +83,7 @@ class Controller:
         self.fairshare = None  # a FairShareBook, with priority/multifactor
         self._pass_due = False
         self._changed = asyncio.Event()
+        self._backfill_soon = asyncio.Event()  # an srun or salloc waits for the next cycle
         self.background = Background(log)
         self.started_at = clock()
         self.slurm_user = pwd.getpwuid(os.geteuid()).pw_name  # SlurmUser: sets reasons itself
@@ -198,10 +199,14 @@ class Controller:
 
     def allocate_at_once(self, job: Job) -> None:
         """srun or salloc asked for this allocation: try it now, before any pass
-        (:mod:`minislurm.sched.allocation`)."""
+        (:mod:`minislurm.sched.allocation`).  If it has to wait, somebody waits at a terminal:
+        the next backfill cycle comes at once rather than at the next ``bf_interval`` tick
+        (Slurm keeps the tick; its decisions are the same, only sooner here)."""
         result = try_at_once(self.state, job, self.clock())
         if result.starts:
             self.take(apply(self.state, result), False, result)
+        else:
+            self._backfill_soon.set()
 
     def take(self, applied: Applied, backfill: bool, result: PassResult) -> None:
         """What a pass (or an allocation tried at once) started, cancelled or settled: saved,
@@ -270,7 +275,8 @@ class Controller:
             if self._changed.is_set() or self.state.pending:
                 self._changed.clear()
                 self.run_pass(backfill=True)
-        await every(max(0.2, self.config.sched.bf_interval), cycle, log, first_after=True)
+        await every(max(0.2, self.config.sched.bf_interval), cycle, log, first_after=True,
+                    early=self._backfill_soon, soonest=0.2)
 
     async def _priority_loop(self) -> None:
         def recalc() -> None:

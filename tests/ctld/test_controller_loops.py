@@ -68,3 +68,21 @@ def test_changes_are_refused_while_the_state_cannot_be_saved(tmp_path):
         await ctl.stop()
 
     asyncio.run(run())
+
+
+def test_waiting_allocations_bring_backfill_forward_at_most_every_fifth_of_a_second(tmp_path):
+    """An srun that has to wait asks for the next backfill cycle now; a stream of them cannot
+    keep the controller in back-to-back cycles."""
+    async def run():
+        ctl = make(tmp_path)
+        ctl.config.sched.bf_interval = 30.0  # no cycle of its own during the test
+        await ctl.start()
+        for _ in range(50):  # the node never answers: every allocation waits
+            await admission.submit(ctl, "alice", {"spec": {"time_limit_min": 5}, "script": None, "batch": False})
+            await asyncio.sleep(0.02)
+        cycles = ctl.stats.backfill.count
+        await ctl.stop()
+        return cycles
+
+    cycles = asyncio.run(run())
+    assert 2 <= cycles <= 7, cycles  # about 1 s of submissions, one cycle per 0.2 s at most

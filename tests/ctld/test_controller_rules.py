@@ -278,3 +278,30 @@ def test_an_allocation_starts_in_its_request_behind_a_queue_of_its_own_priority(
     started, srun_prio, waiting_prio, batch_state = run(test, tmp_path, config=cfg)
     assert started and srun_prio == waiting_prio
     assert batch_state is JobState.PENDING
+
+
+def test_an_allocation_that_must_wait_brings_the_backfill_cycle_forward(tmp_path):
+    """srun behind GPU jobs of *higher* priority is not started in its request; it fits beside
+    them, so backfill starts it, and the cycle comes at once for somebody waiting at a terminal,
+    not at the next bf_interval tick (an hour here). A batch job in the same place waits for
+    a cycle, and this one starts it too."""
+    cfg = lab_config(2, 4, 8, 64_000)
+    cfg.priority.calc_period = 3600.0
+    cfg.sched.bf_interval = 3600.0
+
+    async def test(h):
+        for _ in range(8):
+            await h.submit("erin", gres=[["gpu", None, 1]], time_limit_min=60)
+        waiting = await h.submit("erin", gres=[["gpu", None, 1]], time_limit_min=60)
+        await h.until(lambda: h.job(waiting).reason == "Resources")
+        batch = await h.submit("erin", time_limit_min=5, nice=100)
+        await asyncio.sleep(1)
+        batch_waited = h.job(batch).state is JobState.PENDING
+        srun = await h.submit("erin", batch=False, time_limit_min=5, nice=100)
+        started_in_request = h.job(srun).state is JobState.RUNNING
+        took = await h.until(lambda: h.job(srun).state is JobState.RUNNING, within=5)
+        return batch_waited, started_in_request, took, h.job(batch).state, h.ctl.stats.backfill.count
+
+    batch_waited, started_in_request, took, batch_state, cycles = run(test, tmp_path, config=cfg)
+    assert batch_waited and not started_in_request
+    assert took < 1 and cycles == 1 and batch_state is JobState.RUNNING
