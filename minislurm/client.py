@@ -21,9 +21,10 @@ import os
 import re
 import socket
 import time
-from pathlib import Path
 
-DEFAULT_DIR = Path.home() / ".minislurm" / "cluster"
+# Paths are plain strings here (any os.PathLike is taken): every command imports this module,
+# and pathlib would cost each about 3 ms of CPU at start-up.
+DEFAULT_DIR = os.path.join(os.path.expanduser("~"), ".minislurm", "cluster")
 PREFIX = "/api/v1"
 MESSAGE_TIMEOUT = 10.0  # slurm.conf's MessageTimeout default
 
@@ -36,24 +37,25 @@ class ClientError(Exception):
         self.status = status
 
 
-SYSTEM_CONF = Path("/etc/slurm/slurm.conf")  # where Slurm's commands look without $SLURM_CONF
+SYSTEM_CONF = "/etc/slurm/slurm.conf"  # where Slurm's commands look without $SLURM_CONF
 
 
-def conf_path() -> Path:
+def conf_path() -> str:
     """``$SLURM_CONF``, else the user's own cluster, else the machine's (``/etc/slurm``, as a
     docker cluster's login node has it): a tool that starts commands with a cleaned
     environment still finds the cluster, as it finds a real Slurm's."""
     if os.environ.get("SLURM_CONF"):
-        return Path(os.environ["SLURM_CONF"])
-    own = DEFAULT_DIR / "slurm.conf"
-    return SYSTEM_CONF if not own.exists() and SYSTEM_CONF.exists() else own
+        return os.environ["SLURM_CONF"]
+    own = os.path.join(DEFAULT_DIR, "slurm.conf")
+    return SYSTEM_CONF if not os.path.exists(own) and os.path.exists(SYSTEM_CONF) else own
 
 
-def _read_conf(path: Path) -> dict[str, str]:
+def _read_conf(path: str | os.PathLike) -> dict[str, str]:
     """The few keys a client needs, without the full slurm.conf parser."""
     keys: dict[str, str] = {}
     try:
-        text = path.read_text()
+        with open(path) as f:
+            text = f.read()
     except OSError:
         raise ClientError(f"Unable to contact slurm controller (no slurm.conf at {path}; "
                           "start a cluster with `minislurm cluster up` or set SLURM_CONF)") from None
@@ -64,11 +66,11 @@ def _read_conf(path: Path) -> dict[str, str]:
     return keys
 
 
-def controller_address(path: Path | None = None) -> tuple[str, int]:
+def controller_address(path: str | os.PathLike | None = None) -> tuple[str, int]:
     return _controller(_read_conf(path or conf_path()))
 
 
-def controller_name(path: Path | None = None) -> str:
+def controller_name(path: str | os.PathLike | None = None) -> str:
     """The controller's host name as SlurmctldHost gives it (``name`` of ``name(addr)``)."""
     return _read_conf(path or conf_path()).get("slurmctldhost", "localhost").split("(")[0]
 
@@ -79,12 +81,13 @@ def _controller(keys: dict[str, str]) -> tuple[str, int]:
     return host, int(keys.get("slurmctldport", "6817").split("-")[0])
 
 
-def find_token(path: Path | None = None) -> str | None:
+def find_token(path: str | os.PathLike | None = None) -> str | None:
     token = os.environ.get("SLURM_JWT")
     if token:
         return token
     try:
-        return ((path or conf_path()).parent / "tokens" / getpass.getuser()).read_text().strip()
+        with open(os.path.join(os.path.dirname(path or conf_path()), "tokens", getpass.getuser())) as f:
+            return f.read().strip()
     except OSError:
         return None
 
@@ -121,7 +124,7 @@ class Client:
     """``patience``: seconds to keep trying to connect (None: MessageTimeout from slurm.conf);
     the cluster's own tools, which poll, pass 0."""
 
-    def __init__(self, conf: Path | None = None, token: str | None = None, timeout: float = 60.0,
+    def __init__(self, conf: str | os.PathLike | None = None, token: str | None = None, timeout: float = 60.0,
                  patience: float | None = None):
         self.conf = conf or conf_path()
         self._address: tuple[str, int] | None = None  # read on the first call, whose error path reports it

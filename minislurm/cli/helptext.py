@@ -16,7 +16,7 @@ All three exit 0, as in Slurm.
 from __future__ import annotations
 
 import textwrap
-from dataclasses import dataclass, field
+from collections import namedtuple
 
 from minislurm import __version__
 
@@ -31,20 +31,20 @@ def version_line() -> str:
     return f"slurm {SLURM_VERSION}"
 
 
-@dataclass(frozen=True)
-class Entry:
-    """One option as help prints it: ``-N, --nodes=N`` and what it does."""
+class Entry(namedtuple("Entry", "shorts longs value optional text", defaults=(None, False, ""))):
+    """One option as help prints it: ``-N, --nodes=N`` and what it does.  ``shorts``: ("-N",);
+    ``longs``: ("--nodes",), aliases after the first; ``value``: "N", printed "=N";
+    ``optional``: printed "--nice[=value]"; ``text``: the description."""
 
-    shorts: tuple[str, ...]  # ("-N",)
-    longs: tuple[str, ...]  # ("--nodes",), aliases after the first
-    value: str | None = None  # "N": printed "=N"
-    optional: bool = False  # "--nice[=value]"
-    text: str = ""
+    __slots__ = ()
 
 
-@dataclass(frozen=True)
 class Layout:
-    """A command's help form; the options come from its parser."""
+    """A command's help form; the options come from its parser.  Each field's default is below;
+    a command's layout names what differs (``Layout("sinfo", "Usage: sinfo [OPTIONS]", column=29)``).
+
+    A plain class, not a dataclass: every command builds its parser with one at start-up, and
+    importing ``dataclasses`` costs a query command about 6 ms of CPU (of some 40)."""
 
     prog: str
     first_line: str
@@ -67,8 +67,15 @@ class Layout:
     tail: str = ""  # text after the options (scontrol's commands)
     version: str | None = None  # what -V prints, when not the Slurm release (seff's own)
     version_names: tuple[str, ...] = ("-V", "--version")
-    info_exit: dict = field(default_factory=dict)  # an option whose answer exits non-zero (seff's -h, -v)
-    extra_info: dict = field(default_factory=dict)  # per-command texts of the help options
+    info_exit: dict = {}  # an option whose answer exits non-zero (seff's -h, -v); never changed in place
+    extra_info: dict = {}  # per-command texts of the help options; likewise
+
+    def __init__(self, prog: str, first_line: str, **fields) -> None:
+        unknown = fields.keys() - Layout.__annotations__.keys()
+        if unknown:
+            raise TypeError(f"Layout has no field {', '.join(sorted(unknown))}")
+        self.prog, self.first_line = prog, first_line
+        self.__dict__.update(fields)
 
 
 INFO_TEXT = {"help": "print this help and exit", "usage": "print a brief synopsis and exit",

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import sys
 
-from typing import TYPE_CHECKING
-
 from minislurm.core.options import NO, OPT, OptionError, option_table, split_options
+
+TYPE_CHECKING = False  # typing's, without importing typing (2 ms of each sbatch, srun and salloc)
 
 if TYPE_CHECKING:
     from minislurm.cli.helptext import Entry, Layout

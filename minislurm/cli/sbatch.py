@@ -23,7 +23,8 @@ def max_script_size() -> int:
     """SchedulerParameters' ``max_script_size`` (bytes; 4 MB unless set), for sbatch to read no
     more of a script than the controller would take.  Without a readable slurm.conf, the default."""
     try:
-        text = conf_path().read_text()
+        with open(conf_path()) as f:
+            text = f.read()
     except OSError:
         return MAX_SCRIPT_SIZE
     size = MAX_SCRIPT_SIZE

@@ -9,11 +9,24 @@ separate, later check that needs the job table.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from minislurm.core.errors import DEPENDENCY
-from minislurm.core.job import Dependency
 
 TYPES = ("after", "afterany", "afterok", "afternotok", "aftercorr", "afterburstbuffer")
+
+
+@dataclass(frozen=True, slots=True)
+class Dependency:
+    """``-d type:id[:id][,type:id...]``: ``any_of`` is True for ``?``-joined lists (OR)."""
+
+    terms: tuple[tuple[str, tuple[int, ...]], ...]
+    any_of: bool = False
+
+    def __str__(self) -> str:
+        parts = [t if t == "singleton" else f"{t}:{':'.join(map(str, ids))}" for t, ids in self.terms]
+        return ("?" if self.any_of else ",").join(parts)
+
 
 _BARE_IDS = re.compile(r"\d+(?::\d+)*", re.ASCII)
 _ID = re.compile(r"(\d+)(?:\+(\d+))?", re.ASCII)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from minislurm.core.deps import Dependency
 from minislurm.core.states import JobState, Reason
 
 # An array's tasks still pending in its one record (Slurm's meta job) have no job id of their
@@ -55,18 +56,6 @@ class Allocation:
     @property
     def num_cpus(self) -> int:
         return sum(self.cpus)
-
-
-@dataclass(frozen=True, slots=True)
-class Dependency:
-    """``-d type:id[:id][,type:id...]``: ``any_of`` is True for ``?``-joined lists (OR)."""
-
-    terms: tuple[tuple[str, tuple[int, ...]], ...]
-    any_of: bool = False
-
-    def __str__(self) -> str:
-        parts = [t if t == "singleton" else f"{t}:{':'.join(map(str, ids))}" for t, ids in self.terms]
-        return ("?" if self.any_of else ",").join(parts)
 
 
 @dataclass(slots=True, eq=False)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
 
-from minislurm.core.job import Dependency
+from minislurm.core.deps import Dependency
 
 MAX_SCRIPT_SIZE = 4 * 1024 * 1024  # bytes, Slurm's default SchedulerParameters=max_script_size
 

@@ -14,7 +14,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from minislurm.core.cluster import ClusterConfig, PartitionConfig
-from minislurm.core.job import Allocation, Dependency, Job
+from minislurm.core.deps import Dependency
+from minislurm.core.job import Allocation, Job
 from minislurm.core.nodes import NodeTable
 from minislurm.core.reservation import AdvanceReservation
 from minislurm.core.states import DependencyOutcome, JobState, Reason

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field, fields
 
-from minislurm.core.job import Allocation, Dependency, Job, Shape
+from minislurm.core.deps import Dependency
+from minislurm.core.job import Allocation, Job, Shape
 from minislurm.core.spec import spec_from_dict, spec_to_dict
 from minislurm.core.state import ClusterState
 from minislurm.core.states import DependencyOutcome, JobState

@@ -91,7 +91,7 @@ def run(work: "Pass", order: list[Job], easy: bool = False, releases: Releases |
             found = None  # a job like it, as small and as short, found no start within the window
         else:
             req = request(job, state.nodes)
-            ready = np.where(allowed, plan.ready_times(request_key(job), req), NEVER)
+            ready = plan.ready_on(request_key(job), req, allowed)
             if now_or_never:
                 nodes = plan.start_now(ready, job.num_nodes, duration)
                 found = None if nodes is None else (plan.now, nodes)

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from minislurm.core.job import Dependency, Job
+from minislurm.core.deps import Dependency
+from minislurm.core.job import Job
 from minislurm.core.state import ClusterState
 from minislurm.core.states import DependencyOutcome, JobState
 

@@ -39,6 +39,7 @@ class Plan:
         self.grid, self.grid_all = self.table.grid, self.table.grid_all
         self.promises = Promises()
         self._ready_cache: dict = {}
+        self._allowed_ready_cache: dict = {}  # (request key, nodes allowed) -> ready_on's answer
         self.releases_version = 0  # changes with every start
         self._room_checked: tuple | None = None  # ((releases_version, floor, shortest), nodes open now, any)
         self.one_node: OneNodeStarts | None = None  # see keep_one_node_starts
@@ -57,6 +58,16 @@ class Plan:
             hit = self._ready_cache[key]
         return hit
 
+    def ready_on(self, key, req: Request, allowed: np.ndarray) -> np.ndarray:
+        """:meth:`ready_times` with NEVER on the nodes not ``allowed``: what
+        :meth:`earliest_start` is given.  Kept until the next start, as most jobs of a cycle
+        ask what an earlier one asked, on the same nodes (the answer must not be changed)."""
+        cache_key = (key, allowed.tobytes())
+        hit = self._allowed_ready_cache.get(cache_key)
+        if hit is None:
+            hit = self._allowed_ready_cache[cache_key] = np.where(allowed, self.ready_times(key, req), NEVER)
+        return hit
+
     def ready_times_many(self, requests: list[tuple]) -> None:
         """:meth:`ready_times` for many ``(key, req)`` pairs at once; the answers are kept, for
         :meth:`ready_times` to return (each node's first column that fits is kept with the
@@ -72,7 +83,7 @@ class Plan:
         """A job started in this cycle (its ``start_time`` the plan's now): it holds its
         resources until its limit."""
         self.table.add(self.table.rows([job]))
-        self._ready_cache = {}
+        self._ready_cache, self._allowed_ready_cache = {}, {}
         self.releases_version += 1
         if self.one_node is not None:
             self.one_node = OneNodeStarts(self)

@@ -28,7 +28,8 @@ from types import MappingProxyType
 
 import numpy as np
 
-from minislurm.core.job import Dependency, Job
+from minislurm.core.deps import Dependency
+from minislurm.core.job import Job
 from minislurm.core.state import ClusterState
 from minislurm.core.states import Reason
 from minislurm.sched import backfill, hetjob

@@ -19,7 +19,8 @@ from typing import NamedTuple
 from minislurm.core import errors
 from minislurm.core.cluster import ClusterConfig, PartitionConfig
 from minislurm.core.errors import SlurmError
-from minislurm.core.job import Dependency, Job, Shape, task_key
+from minislurm.core.deps import Dependency
+from minislurm.core.job import Job, Shape, task_key
 from minislurm.core.spec import ArraySpec, JobSpec
 from minislurm.core.state import ClusterState
 from minislurm.sched import access

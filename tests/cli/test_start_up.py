@@ -1,7 +1,9 @@
 """Commands start without what only another command, another format or --help needs (a class of
 thirty types them at once on two cores, and their start-up is most of what each waits): sbatch,
 srun and salloc import no argparse (their options are core/options.py's), no help text and no
-cluster configuration; the query commands import the ``--json`` documents only for ``--json``."""
+cluster configuration; the query commands import the ``--json`` documents only for ``--json``;
+none imports pathlib or typing, and the query commands no dataclasses (each costs 2-6 ms of CPU
+at every start, python -X importtime)."""
 
 from __future__ import annotations
 
@@ -30,3 +32,13 @@ def test_a_job_command_imports_only_what_it_runs_with(command):
 @pytest.mark.parametrize("command", ["squeue", "sacct", "sinfo", "sshare"])
 def test_a_query_command_builds_json_documents_only_when_asked(command):
     assert loaded(command, ("minislurm.cli.fmt.json_out",)) == []
+
+
+@pytest.mark.parametrize("command", ["squeue", "sacct", "scancel", "sinfo", "sshare"])
+def test_a_query_command_imports_no_dataclasses_pathlib_or_typing(command):
+    assert loaded(command, ("dataclasses", "pathlib", "typing")) == []
+
+
+@pytest.mark.parametrize("command", ["sbatch", "salloc"])
+def test_a_job_command_imports_no_job_table_pathlib_or_typing(command):
+    assert loaded(command, ("minislurm.core.job", "pathlib", "typing")) == []

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from minislurm.cluster.confgen import lab_config
-from minislurm.core.job import Dependency
+from minislurm.core.deps import Dependency
 from minislurm.core.reservation import AdvanceReservation
 from minislurm.core.spec import ArraySpec
 from minislurm.ctld import reservations

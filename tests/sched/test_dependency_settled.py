@@ -9,7 +9,7 @@ The pass reports what it settled (``PassResult.settled``); the ``lab`` driver re
 from __future__ import annotations
 
 from minislurm.core.deps import parse_dependency
-from minislurm.core.job import Dependency
+from minislurm.core.deps import Dependency
 from minislurm.core.states import JobState
 
 WAITING, NEVER = "Dependency", "DependencyNeverSatisfied"

@@ -24,7 +24,7 @@ and a ``%N`` width over ``MAX_WIDTH`` is refused.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from minislurm.cli.fmt.fields import check_width, mem_units, printable, timestamp
 from minislurm.core.timefmt import format_elapsed

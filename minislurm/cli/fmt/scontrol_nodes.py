@@ -9,7 +9,6 @@ from minislurm.cli.fmt.fields import mem_units, timestamp
 from minislurm.cli.helptext import SLURM_VERSION as VERSION
 from minislurm.cli.fmt.scontrol import limit_text, null, record, show_time, tres_string
 from minislurm.core.hostlist import compress, expand
-from minislurm.core.reservation import FLAGS
 from minislurm.core.timefmt import format_elapsed
 
 
@@ -140,9 +139,6 @@ def show_hostlist(expr: str, sorted: bool = False) -> str:
     return compress(expand(expr), sort=sorted) + "\n"
 
 
-RESV_FLAG_ORDER = list(FLAGS)  # the order Slurm lists them in
-
-
 def show_reservation(resv: dict, *, now: float | None = None) -> str:
     """``scontrol show reservation``: times, nodes, who may use it, and whether it is active."""
     start, end = resv["start"], resv.get("end")
@@ -150,7 +146,8 @@ def show_reservation(resv: dict, *, now: float | None = None) -> str:
     state = "ACTIVE" if start <= now and (end is None or now < end) else "INACTIVE"
     nodes = expand(resv["nodes"]) if isinstance(resv["nodes"], str) else list(resv["nodes"])
     cpus = resv.get("cpus", 0)
-    flags = sorted(resv.get("flags", ()), key=lambda f: (RESV_FLAG_ORDER.index(f) if f in RESV_FLAG_ORDER else 99, f))
+    from minislurm.core.reservation import FLAGS  # in the order Slurm lists them; imported here, as sinfo needs none
+    flags = sorted(resv.get("flags", ()), key=lambda f: (FLAGS.index(f) if f in FLAGS else 99, f))
     lines = [
         f"ReservationName={resv['name']} StartTime={show_time(start)} "
         f"EndTime={show_time(end) if end is not None else 'Unknown'} "
