@@ -66,7 +66,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="startup-") as tmp:
         cluster = LocalCluster(nodes=2, gpus_per_node=8, dir=Path(tmp) / "c").up(timeout=60)
         try:
-            env = {"PATH": "/usr/bin:/bin", "HOME": tmp, "SLURM_CONF": str(cluster.conf_path), "LANG": "C.UTF-8"}
+            # PYTHONSAFEPATH: each run imports its PYTHONPATH tree, not the one in the current directory
+            env = {"PATH": "/usr/bin:/bin", "HOME": tmp, "SLURM_CONF": str(cluster.conf_path), "LANG": "C.UTF-8",
+                   "PYTHONSAFEPATH": "1"}
             rows: dict = {"python3 -c pass": {t: [timed([PYTHON, "-c", "pass"], env) for _ in range(args.runs)]
                                               for t in trees[:1]}}
             for command in COMMANDS:
