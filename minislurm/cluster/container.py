@@ -151,12 +151,14 @@ def hub(env: dict) -> int:
 
 
 def install(bin_dir: str = "/usr/local/bin", etc: str = "/etc") -> int:
-    """At image build: the commands under their Slurm names, and ``minislurm``, for everyone;
-    the image's Python first on every shell's PATH."""
+    """At image build: the commands under their Slurm names (as a local cluster's, without
+    site's start-up: :func:`minislurm.cluster.system.shim_text`), and ``minislurm``, for
+    everyone; the image's Python first on every shell's PATH."""
+    from minislurm.cluster.system import shim_text
     for name in (*COMMANDS, "minislurm"):
-        call = f"main([{name!r}, *sys.argv[1:]])" if name != "minislurm" else "main()"
         path = Path(bin_dir) / name
-        path.write_text(f"#!{PYTHON} -s\nimport sys\nfrom minislurm.cli.main import main\nsys.exit({call})\n")
+        path.write_text(shim_text(name, None, PYTHON) if name != "minislurm" else
+                        f"#!{PYTHON} -s\nimport sys\nfrom minislurm.cli.main import main\nsys.exit(main())\n")
         path.chmod(0o755)
     venv_on_path(Path(etc))
     return 0
