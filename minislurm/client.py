@@ -131,8 +131,7 @@ class Client:
         self.token = token or find_token(self.conf)
         self.timeout = timeout
         self.patience = patience
-        self._sock: socket.socket | None = None
-        self._buf = b""
+        self._conn: Connection | None = None
 
     @property
     def address(self) -> tuple[str, int]:
@@ -146,58 +145,28 @@ class Client:
                     self.patience = MESSAGE_TIMEOUT
         return self._address
 
-    def _connect(self) -> socket.socket:
-        if self._sock is None:
+    def _connect(self) -> "Connection":
+        if self._conn is None:
             address = self.address
             deadline = time.monotonic() + (self.patience or 0.0)
             while True:
                 try:
-                    self._sock = socket.create_connection(address, timeout=self.timeout)
+                    self._conn = Connection(address, self.timeout)
                     break
                 except OSError:  # nothing was sent, so trying again cannot do anything twice
                     if time.monotonic() + 1.0 > deadline:
                         raise
                     time.sleep(1.0)
-            self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            self._buf = b""
-        return self._sock
+        return self._conn
 
-    def _read_until(self, sock: socket.socket, marker: bytes) -> bytes:
-        while marker not in self._buf:
-            chunk = sock.recv(65536)
-            if not chunk:
-                raise ConnectionError("connection closed by the controller")
-            self._buf += chunk
-        head, _, self._buf = self._buf.partition(marker)
-        return head
-
-    def _read_exactly(self, sock: socket.socket, n: int) -> bytes:
-        while len(self._buf) < n:
-            chunk = sock.recv(max(65536, n - len(self._buf)))
-            if not chunk:
-                raise ConnectionError("connection closed by the controller")
-            self._buf += chunk
-        body, self._buf = self._buf[:n], self._buf[n:]
-        return body
-
-    def _exchange(self, request: bytes, timeout: float | None) -> tuple[int, bytes]:
-        sock = self._connect()
-        sock.settimeout(timeout or self.timeout)
-        sock.sendall(request)
-        head = self._read_until(sock, b"\r\n\r\n").decode("latin-1").split("\r\n")
-        status = int(head[0].split()[1])
-        headers = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in head[1:])}
-        if headers.get("transfer-encoding", "").lower() == "chunked":
-            body = b""
-            while True:
-                size = int(self._read_until(sock, b"\r\n").split(b";")[0], 16)
-                body += self._read_exactly(sock, size)
-                self._read_until(sock, b"\r\n")
-                if size == 0:
-                    break
-        else:
-            body = self._read_exactly(sock, int(headers.get("content-length", "0")))
-        if headers.get("connection", "").lower() == "close":
+    def _exchange(self, method: str, target: str, data: bytes, headers: list[str],
+                  timeout: float | None) -> tuple[int, bytes]:
+        conn = self._connect()
+        conn.sock.settimeout(timeout or self.timeout)
+        conn.send(method, target, data, headers)
+        status, reply_headers = conn.reply()
+        body = conn.body(reply_headers)
+        if reply_headers.get("connection", "").lower() == "close":
             self.close()
         return status, body
 
@@ -215,16 +184,11 @@ class Client:
             pairs = [f"{quote(k)}={quote(v)}" for k, v in query.items() if v is not None]
             url += "?" + "&".join(pairs) if pairs else ""
         data = json.dumps(body).encode() if body is not None else b""
-        host, port = self.address
-        lines = [f"{method} {url} HTTP/1.1", f"Host: {host}:{port}", f"Content-Length: {len(data)}",
-                 "Content-Type: application/json"]
-        if self.token:
-            lines.append(f"Authorization: Bearer {self.token}")
-        request = ("\r\n".join(lines) + "\r\n\r\n").encode() + data
+        headers = [f"Authorization: Bearer {self.token}"] if self.token else []
         for attempt in (1, 2):  # a kept-alive connection the server had closed is retried once
-            reused = self._sock is not None
+            reused = self._conn is not None
             try:
-                status, payload = self._exchange(request, timeout)
+                status, payload = self._exchange(method, url, data, headers, timeout)
                 break
             except (OSError, ValueError, IndexError) as exc:
                 self.close()
@@ -239,6 +203,78 @@ class Client:
         return reply
 
     def close(self) -> None:
-        if self._sock is not None:
-            self._sock.close()
-            self._sock = None
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+class Connection:
+    """One HTTP/1.1 connection over a plain socket: the little of http.client that the commands
+    need.  A request carries a JSON body; its reply is read whole (Content-Length or chunked)
+    or line by line as it comes (srun reads its tasks' output from an agent so)."""
+
+    def __init__(self, address: tuple[str, int], timeout: float | None):
+        self.address = address
+        self.sock = socket.create_connection(address, timeout=timeout)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._buf = b""
+
+    def send(self, method: str, target: str, data: bytes, headers: list[str] = ()) -> None:
+        host, port = self.address
+        lines = [f"{method} {target} HTTP/1.1", f"Host: {host}:{port}", f"Content-Length: {len(data)}",
+                 "Content-Type: application/json", *headers]
+        self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + data)
+
+    def reply(self) -> tuple[int, dict[str, str]]:
+        """The reply's status and headers (names in lower case)."""
+        head = self._read_until(b"\r\n\r\n").decode("latin-1").split("\r\n")
+        headers = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in head[1:])}
+        return int(head[0].split()[1]), headers
+
+    def body(self, headers: dict[str, str]) -> bytes:
+        return b"".join(self._body_parts(headers))
+
+    def lines(self, headers: dict[str, str]):
+        """The body, a line at a time as it arrives (each with its ``\\n``; the last may lack it)."""
+        pending = b""
+        for part in self._body_parts(headers):
+            pending += part
+            *whole, pending = pending.split(b"\n")
+            yield from (line + b"\n" for line in whole)
+        if pending:
+            yield pending
+
+    def _body_parts(self, headers: dict[str, str]):
+        if headers.get("transfer-encoding", "").lower() == "chunked":
+            while size := int(self._read_until(b"\r\n").split(b";")[0], 16):
+                yield self._read_exactly(size)
+                self._read_until(b"\r\n")
+            self._read_until(b"\r\n")  # after the last chunk
+        elif "content-length" in headers or headers.get("connection", "").lower() != "close":
+            yield self._read_exactly(int(headers.get("content-length", "0")))
+        else:  # up to the close
+            yield self._buf
+            self._buf = b""
+            while chunk := self.sock.recv(65536):
+                yield chunk
+
+    def _read_until(self, marker: bytes) -> bytes:
+        while marker not in self._buf:
+            self._buf += self._recv()
+        head, _, self._buf = self._buf.partition(marker)
+        return head
+
+    def _read_exactly(self, n: int) -> bytes:
+        while len(self._buf) < n:
+            self._buf += self._recv(max(65536, n - len(self._buf)))
+        body, self._buf = self._buf[:n], self._buf[n:]
+        return body
+
+    def _recv(self, size: int = 65536) -> bytes:
+        chunk = self.sock.recv(size)
+        if not chunk:
+            raise ConnectionError("connection closed by the other end")
+        return chunk
+
+    def close(self) -> None:
+        self.sock.close()

@@ -7,7 +7,6 @@ Ctrl-C: one reports the tasks' state, a second within a second interrupts and th
 
 from __future__ import annotations
 
-import http.client
 import itertools
 import json
 import queue
@@ -18,7 +17,7 @@ import threading
 import time
 
 from minislurm.cli.stepinput import NOTHING, Forwarder, Input, credential_of, input_nodes, raw_mode, restore
-from minislurm.client import Client, ClientError, controller_address
+from minislurm.client import Client, ClientError, Connection, controller_address
 from minislurm.core.layout import span_requests, tree_spans
 
 
@@ -84,18 +83,15 @@ def _launch_span(nodes: list[str], addr: str, request: bytes, events: queue.Queu
     host, port = addr.rsplit(":", 1)
     why = "the connection closed"
     try:
-        conn = http.client.HTTPConnection(host, int(port), timeout=None)
-        conn.request("POST", "/steps/launch", body=request, headers={"Content-Type": "application/json"})
-        resp = conn.getresponse()
-        if resp.status != 200:
-            error = json.loads(resp.read() or b"{}").get("error", f"HTTP {resp.status}")
+        conn = Connection((host, int(port)), timeout=None)
+        conn.send("POST", "/steps/launch", request)
+        status, headers = conn.reply()
+        if status != 200:
+            error = json.loads(conn.body(headers) or b"{}").get("error", f"HTTP {status}")
             for node in nodes:
                 events.put(("error", node, error))
             return
-        while True:
-            line = resp.readline()
-            if not line:
-                break
+        for line in conn.lines(headers):
             msg = json.loads(line)
             node = msg.get("node")
             if msg.get("done"):
@@ -108,7 +104,7 @@ def _launch_span(nodes: list[str], addr: str, request: bytes, events: queue.Queu
                 events.put(("msg", node, msg))
                 continue
             finished.add(node)
-    except (OSError, http.client.HTTPException, ValueError) as exc:
+    except (OSError, ValueError, IndexError) as exc:
         why = str(exc)
     for node in nodes:
         if node not in finished:
@@ -139,11 +135,12 @@ def _signal_nodes(step: dict, signum: int) -> None:
     for node, addr in step["addrs"].items():
         host, port = addr.rsplit(":", 1)
         try:
-            conn = http.client.HTTPConnection(host, int(port), timeout=5)
-            conn.request("POST", "/steps/signal", body=json.dumps({"credential": credential_of(step, node),
-                                                                   "signal": int(signum)}).encode())
-            conn.getresponse().read()
-        except (OSError, http.client.HTTPException):
+            conn = Connection((host, int(port)), timeout=5)
+            conn.send("POST", "/steps/signal", json.dumps({"credential": credential_of(step, node),
+                                                           "signal": int(signum)}).encode())
+            conn.body(conn.reply()[1])
+            conn.close()
+        except (OSError, ValueError, IndexError):
             pass
 
 

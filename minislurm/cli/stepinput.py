@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import fcntl
-import http.client
 import json
 import os
 import queue
@@ -25,18 +24,20 @@ import termios
 import threading
 import time
 import tty
-from typing import NamedTuple
+from collections import namedtuple
+
+from minislurm.client import Connection
 
 CHUNK = 65536
 BACKLOG = 16  # chunks queued for a node before the reading waits for it (its tasks read slowly)
 
 
-class Input(NamedTuple):
-    """What srun forwards: which tasks read it (``all``, ``none`` or a task id), from which
-    descriptor (None: nothing), and what was read of it already."""
-    takes: str | int = "none"
-    fd: int | None = None
-    first: bytes = b""
+class Input(namedtuple("Input", "takes fd first", defaults=("none", None, b""))):
+    """What srun forwards: which tasks read it (``takes``: ``all``, ``none`` or a task id), from
+    which descriptor (``fd``; None: nothing), and what was read of it already (``first``).
+    (collections' namedtuple, not typing's: srun would import typing for it alone.)"""
+
+    __slots__ = ()
 
 
 NOTHING = Input()
@@ -135,17 +136,17 @@ class Forwarder:
     def _send(self, node: str) -> None:
         self.ready[node].wait()
         host, port = self.step["addrs"][node].rsplit(":", 1)
-        conn = http.client.HTTPConnection(host, int(port), timeout=None)
+        conn = None
         chunks = self.queues[node]
         while True:
             data = chunks.get()
             body = {"credential": credential_of(self.step, node), "data": base64.b64encode(data).decode(), "eof": not data}
             try:
-                conn.request("POST", "/steps/input", body=json.dumps(body).encode(),
-                             headers={"Content-Type": "application/json"})
-                resp = conn.getresponse()
-                taking = resp.status == 200 and json.loads(resp.read() or b"{}").get("open")
-            except (OSError, http.client.HTTPException, ValueError):
+                conn = conn or Connection((host, int(port)), timeout=None)
+                conn.send("POST", "/steps/input", json.dumps(body).encode())
+                status, headers = conn.reply()
+                taking = json.loads(conn.body(headers) or b"{}").get("open") if status == 200 else False
+            except (OSError, ValueError, IndexError):
                 taking = False
             if not data:
                 break
@@ -153,7 +154,8 @@ class Forwarder:
                 while chunks.get():
                     pass
                 break
-        conn.close()
+        if conn:
+            conn.close()
 
 
 def credential_of(step: dict, node: str) -> str:

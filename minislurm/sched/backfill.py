@@ -91,11 +91,11 @@ def run(work: "Pass", order: list[Job], easy: bool = False, releases: Releases |
             found = None  # a job like it, as small and as short, found no start within the window
         else:
             req = request(job, state.nodes)
-            ready = plan.ready_on(request_key(job), req, allowed)
-            if now_or_never:
-                nodes = plan.start_now(ready, job.num_nodes, duration)
+            if now_or_never:  # only the nodes with its request free now matter
+                nodes = plan.start_now(allowed & work.free.fits(req), job.num_nodes, duration)
                 found = None if nodes is None else (plan.now, nodes)
             else:
+                ready = plan.ready_on(request_key(job), req, allowed)
                 found = plan.earliest_start(ready, job.num_nodes, duration, required)
                 if found is None or found[0] > horizon:
                     shortcuts.found_no_promise(shape, job.num_nodes, duration)

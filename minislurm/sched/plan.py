@@ -134,13 +134,15 @@ class Plan:
         inside = (first <= start) & (last >= start)
         return start, np.unique(node[inside])[:k]
 
-    def start_now(self, ready: np.ndarray, k: int, duration: int) -> np.ndarray | None:
+    def start_now(self, open_now: np.ndarray, k: int, duration: int) -> np.ndarray | None:
         """The nodes :meth:`earliest_start` would choose if its answer is "now", else None.
+        ``open_now``: the nodes the job may use that have its request free now (those whose
+        ready time is now: the running jobs' releases all come later).
 
         A job that gets no promise when it cannot start (under EASY, once its partition has
-        one) needs only this yes-or-no, and it costs far less: only the nodes ready now are
-        checked against the promises on them."""
-        nodes = np.flatnonzero(ready <= self.now)
+        one) needs only this yes-or-no, and it costs far less: no ready times are worked out,
+        and only the nodes open now are checked against the promises on them."""
+        nodes = np.flatnonzero(open_now)
         p = self.promises
         if len(nodes) >= k and len(p):
             # Blocked: the last promise on the node beginning before the job would end, ends after now.
