@@ -2,8 +2,9 @@
 thirty types them at once on two cores, and their start-up is most of what each waits): sbatch,
 srun and salloc import no argparse (their options are core/options.py's), no help text and no
 cluster configuration; the query commands import the ``--json`` documents only for ``--json``;
-none imports pathlib or typing, and the query commands no dataclasses (each costs 2-6 ms of CPU
-at every start, python -X importtime)."""
+none imports pathlib, typing or http.client (srun speaks to the agents with client.Connection),
+and the query commands no dataclasses (each costs 2-12 ms of CPU at every start, python -X
+importtime)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,6 @@ def test_a_query_command_imports_no_dataclasses_pathlib_or_typing(command):
     assert loaded(command, ("dataclasses", "pathlib", "typing")) == []
 
 
-@pytest.mark.parametrize("command", ["sbatch", "salloc"])
-def test_a_job_command_imports_no_job_table_pathlib_or_typing(command):
-    assert loaded(command, ("minislurm.core.job", "pathlib", "typing")) == []
+@pytest.mark.parametrize("command", ["sbatch", "srun", "salloc"])
+def test_a_job_command_imports_no_job_table_pathlib_typing_or_http_client(command):
+    assert loaded(command, ("minislurm.core.job", "pathlib", "typing", "http.client")) == []
