@@ -42,10 +42,14 @@ def test_start_now_agrees_with_earliest_start():
         plan = _random_plan(rng)
         req = (int(rng.integers(1, 5)), 1000, int(rng.integers(0, 3)))
         ready = plan.ready_times(None, req).copy()
+        # A node's ready time is now exactly where the request is free now (backfill asks
+        # start_now with what is free, without working out ready times).
+        free = plan.free
+        assert ((ready <= plan.now) == ((free.cpu >= req[0]) & (free.mem >= req[1]) & (free.gpu >= req[2]))).all()
         ready[rng.random(len(ready)) < 0.2] = NEVER  # nodes the job may not use
         k, duration = int(rng.integers(1, 4)), int(rng.integers(1, 12)) * 60
         found = plan.earliest_start(ready, k, duration)
-        shortcut = plan.start_now(ready, k, duration)
+        shortcut = plan.start_now(ready <= plan.now, k, duration)
         if found is not None and found[0] <= plan.now:
             now_answers += 1
             assert shortcut is not None and list(shortcut) == list(found[1])
