@@ -66,7 +66,7 @@ class Shortcuts:
         ``reached``, is passed over with it)."""
         if self._start_now is None:
             return None
-        now_ok, promise_ok = self._start_now(at)
+        now_ok, promise_ok = self._start_now(at, promised)
         if now_ok or (promise_ok and promise):
             return None
         if at + 1 >= reached:  # no job beyond has a reason or a start yet

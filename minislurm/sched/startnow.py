@@ -53,9 +53,10 @@ class StartNow:
         self._ready_rows_of: dict[int, np.ndarray] = {}  # per group, as of _ready_version
         self._ready_version = -1
 
-    def __call__(self, at: int) -> tuple[bool, bool]:
+    def __call__(self, at: int, promised: set[str] = frozenset()) -> tuple[bool, bool]:
+        """``promised``: the partitions whose jobs get no promise (EASY's, once each has one)."""
         if not self._first <= at < self._end:
-            self._look_at(at)
+            self._look_at(at, promises_left=not promised >= self.work.state.partitions.keys())
         i = at - self._first
         return bool(self._now[i]), bool(self._soon[i])
 
@@ -92,8 +93,9 @@ class StartNow:
         if by >= self.horizon:
             self._not_soon |= like
 
-    def _look_at(self, first: int) -> None:
-        """Take the window of the queue from ``first`` and answer for it."""
+    def _look_at(self, first: int, promises_left: bool = True) -> None:
+        """Take the window of the queue from ``first`` and answer for it (``promises_left``:
+        whether any job may still get a promise in this cycle; if not, none is asked about)."""
         plan = self.plan
         end = min(first + WINDOW, len(self.columns))
         cols = self.columns.window(first, end)
@@ -114,9 +116,9 @@ class StartNow:
         for number in set(groups.tolist()) & self._failed.keys():
             for failure in self._failed[number]:
                 self._rule_out(number, *failure)
-        self._answer()
+        self._answer(promises_left)
 
-    def _answer(self) -> None:
+    def _answer(self, promises_left: bool) -> None:
         """Both answers for the window, on the plan as it is now."""
         plan, width, row, count, ready = self.plan, len(self.work.state.nodes), self._row, self._count, self._ready
         # Now: enough nodes free now, and no promise on them before the job would end.  Each
@@ -129,8 +131,11 @@ class StartNow:
             before = np.searchsorted(shifted.ravel(), (row << 41) + self._ends + 1) - row * width
             now = width - before >= count
         # A promise: not if the k-th node to be free at a time no promise covers is past the window.
-        soonest = np.sort(plan.promises.first_unpromised(ready), axis=1)
-        soon = (soonest[row, np.minimum(count, width) - 1] <= self.horizon) & (count <= width)
+        if promises_left:
+            soonest = np.sort(plan.promises.first_unpromised(ready), axis=1)
+            soon = (soonest[row, np.minimum(count, width) - 1] <= self.horizon) & (count <= width)
+        else:
+            soon = np.zeros(len(row), dtype=bool)
         self._now = (now | self._tested) & ~self._not_now
         self._soon = (soon | self._tested) & ~self._not_soon
 
