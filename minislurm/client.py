@@ -145,7 +145,7 @@ class Client:
                     self.patience = MESSAGE_TIMEOUT
         return self._address
 
-    def _connect(self) -> "Connection":
+    def _connect(self) -> Connection:
         if self._conn is None:
             address = self.address
             deadline = time.monotonic() + (self.patience or 0.0)
@@ -163,7 +163,7 @@ class Client:
                   timeout: float | None) -> tuple[int, bytes]:
         conn = self._connect()
         conn.sock.settimeout(timeout or self.timeout)
-        conn.send(method, target, data, headers)
+        conn.send(method, target, data, *headers)
         status, reply_headers = conn.reply()
         body = conn.body(reply_headers)
         if reply_headers.get("connection", "").lower() == "close":
@@ -219,7 +219,7 @@ class Connection:
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._buf = b""
 
-    def send(self, method: str, target: str, data: bytes, headers: list[str] = ()) -> None:
+    def send(self, method: str, target: str, data: bytes, *headers: str) -> None:
         host, port = self.address
         lines = [f"{method} {target} HTTP/1.1", f"Host: {host}:{port}", f"Content-Length: {len(data)}",
                  "Content-Type: application/json", *headers]
