@@ -154,10 +154,12 @@ def install(bin_dir: str = "/usr/local/bin", etc: str = "/etc") -> int:
     """At image build: the commands under their Slurm names (as a local cluster's, without
     site's start-up: :func:`minislurm.cluster.system.shim_text`), and ``minislurm``, for
     everyone; the image's Python first on every shell's PATH."""
+    import site
+
     from minislurm.cluster.system import shim_text
-    for name in (*COMMANDS, "minislurm"):
+    for name in (*COMMANDS, "minislurm"):  # run by the image's Python: its site-packages are ours
         path = Path(bin_dir) / name
-        path.write_text(shim_text(name, None, PYTHON) if name != "minislurm" else
+        path.write_text(shim_text(name, None, PYTHON, tuple(site.getsitepackages())) if name != "minislurm" else
                         f"#!{PYTHON} -s\nimport sys\nfrom minislurm.cli.main import main\nsys.exit(main())\n")
         path.chmod(0o755)
     venv_on_path(Path(etc))

@@ -23,15 +23,16 @@ BIN = Path("/usr/local/bin")
 MARK = "# minislurm: a cluster's command"  # in every shim minislurm writes (see shim_text)
 
 
-def shim_text(name: str, conf: Path | None, python: str) -> str:
+def shim_text(name: str, conf: Path | None, python: str, site_dirs: tuple[str, ...] | None = None) -> str:
     """The command ``name`` of the cluster whose slurm.conf is ``conf``: it finds that cluster
     however it is started (no environment at all, too); an explicit SLURM_CONF still wins.
     (``conf`` None: the commands' own default, /etc/slurm/slurm.conf, as on a docker cluster.)
 
     It runs ``python -S``: without the scan of site-packages and their ``.pth`` files at every
     start (2-3 ms of a query command's ~25 ms of CPU); minislurm's own folder and that Python's
-    site-packages are put on the path instead (``squeue --yaml`` needs PyYAML from there)."""
-    paths = [str(Path(__file__).resolve().parents[2]), *site_packages(python)]
+    site-packages are put on the path instead (``squeue --yaml`` needs PyYAML from there;
+    ``site_dirs``: those folders, when the caller knows them, else ``python`` is asked)."""
+    paths = [str(Path(__file__).resolve().parents[2]), *(site_packages(python) if site_dirs is None else site_dirs)]
     return (f"#!{python} -S\n{MARK}\nimport os, sys\n"
             f"sys.path += {paths!r}\n"
             + (f"os.environ.setdefault('SLURM_CONF', {str(conf)!r})\n" if conf else "") +

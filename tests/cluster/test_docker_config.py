@@ -134,7 +134,8 @@ def test_the_images_python_is_on_the_path_of_login_shells_and_su(tmp_path):
         r = subprocess.run(["/bin/sh", "-c", f'. {profile}; . {profile}; echo "$PATH"'], env={"PATH": path},
                            capture_output=True, text=True)
         assert r.stdout == f"{want}\n", r.stderr
-    assert (tmp_path / "bin" / "srun").read_text().startswith("#!/opt/venv/bin/python -s\n")
+    assert (tmp_path / "bin" / "srun").read_text().startswith("#!/opt/venv/bin/python -S\n")
+    assert (tmp_path / "bin" / "minislurm").read_text().startswith("#!/opt/venv/bin/python -s\n")
 
 
 # -- users ------------------------------------------------------------------------------------------

@@ -84,10 +84,11 @@ def test_labels_and_block_layout(live):
 
 
 # Task 0 starts a line and ends it only after task 1 has written a whole line of its own (the
-# files are the job's own: each srun here is a job of its own).
+# files are the job's own: each srun here is a job of its own), and half a second later, so that
+# task 1's line, relayed by the other node's agent, is surely at srun before task 0 ends.
 HALF_LINES = """if [ "$SLURM_PROCID" = 0 ]; then
   printf "a0-"; touch started-$SLURM_JOB_ID
-  until [ -e wrote-$SLURM_JOB_ID ]; do sleep 0.05; done; echo end; printf tail0
+  until [ -e wrote-$SLURM_JOB_ID ]; do sleep 0.05; done; sleep 0.5; echo end; printf tail0
 else
   until [ -e started-$SLURM_JOB_ID ]; do sleep 0.05; done; sleep 0.3
   echo "b1 whole"; touch wrote-$SLURM_JOB_ID
