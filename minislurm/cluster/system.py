@@ -15,7 +15,9 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import site
 import subprocess
+import sys
 from pathlib import Path
 
 ETC = Path("/etc/slurm")
@@ -42,7 +44,10 @@ def shim_text(name: str, conf: Path | None, python: str, site_dirs: tuple[str, .
 
 @functools.cache
 def site_packages(python: str) -> tuple[str, ...]:
-    """The site-packages folders ``python`` would put on its path."""
+    """The site-packages folders ``python`` would put on its path (this interpreter's own are
+    known without starting another: a local cluster's shims name the Python running it)."""
+    if python == sys.executable:
+        return tuple(site.getsitepackages())
     code = "import site; print(chr(10).join(site.getsitepackages()))"
     result = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True)
     return tuple(result.stdout.split("\n")[:-1])
