@@ -208,7 +208,8 @@ def no_leftovers(cluster: LocalCluster) -> None:
 @contextmanager
 def unix_users(*names: str):
     """Throwaway Unix users for a test (the controller runs jobs of users the host knows); those
-    this made are removed after.  Needs root."""
+    this made are removed after.  Needs root.  Each test module names its own users: modules run
+    side by side, and one module's clean-up must not remove a user another is still using."""
     made = []
     for name in names:
         try:
@@ -220,7 +221,7 @@ def unix_users(*names: str):
         yield
     finally:
         for name in made:
-            subprocess.run(["userdel", name], check=False)
+            subprocess.run(["userdel", "--force", name], check=False)  # even if a stray process is left
 
 
 @contextmanager

@@ -13,7 +13,7 @@ import pytest
 from livekit import started, unix_users
 
 pytestmark = pytest.mark.live
-ANN, BEN = "mslann", "mslben"  # throwaway Unix users: the controller runs jobs of known users only
+ANN, BEN = "mslaccann", "mslaccben"  # the controller runs jobs of known users only; this module's own
 ACCOUNTS = f"""\
 Account=research
 Account=eval

@@ -14,7 +14,6 @@ import http.client
 import json
 import os
 import pwd
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,13 +21,13 @@ from pathlib import Path
 import jwt
 import pytest
 
-from livekit import on_terminal, until
+from livekit import on_terminal, unix_users, until
 from minislurm.client import ClientError
 from minislurm.common.auth import Signer, load_key
 
 pytestmark = pytest.mark.live
 SHARED_ROOT = True  # the users must reach the spooled scripts
-NAMES = ("mslann", "mslbob")
+NAMES = ("msltrustann", "msltrustbob")  # this module's own: see livekit.unix_users
 SECRET = "root's secret\n"
 
 
@@ -50,13 +49,11 @@ def users(live):
     """Two throwaway unprivileged users, each with a private work dir; root's own files beside."""
     if os.geteuid() != 0:
         pytest.skip("a shared cluster needs root: the agents switch to each job's user")
-    made = []
-    for name in NAMES:
-        try:
-            pwd.getpwnam(name)
-        except KeyError:
-            subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", name], check=True)
-            made.append(name)
+    with unix_users(*NAMES):
+        yield made_for(live)
+
+
+def made_for(live) -> list[User]:
     root = live.work.parent
     found = {}
     for name in NAMES:
@@ -72,9 +69,7 @@ def users(live):
     secret.chmod(0o600)
     (root / "rootfile").write_text("precious\n")
     (root / "rootfile").chmod(0o644)
-    yield [found[n] for n in NAMES]
-    for name in made:
-        subprocess.run(["userdel", "--force", name], check=False)  # even if a stray process is left
+    return [found[n] for n in NAMES]
 
 
 # -- helpers ----------------------------------------------------------------------------------

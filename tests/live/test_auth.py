@@ -10,15 +10,14 @@ import os
 import pwd
 import re
 import shutil
-import subprocess
 import time
 
 import pytest
 
-from livekit import until
+from livekit import unix_users, until
 
 pytestmark = pytest.mark.live
-USER = "mslalice"  # a real Unix user, for the jobs that must run as someone else
+USER = "mslauthalice"  # a real Unix user for jobs run as someone else; this module's own (unix_users)
 SHARED_ROOT = True  # so that user can reach the spooled script
 
 
@@ -123,15 +122,8 @@ def unix_user():
     """A throwaway Unix user to run jobs as (root only)."""
     if os.geteuid() != 0:
         pytest.skip("running a job as another user needs root (the agents switch to the job's user)")
-    created = False
-    try:
-        pwd.getpwnam(USER)
-    except KeyError:
-        subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", USER], check=True)
-        created = True
-    yield pwd.getpwnam(USER)
-    if created:
-        subprocess.run(["userdel", USER], check=False)
+    with unix_users(USER):
+        yield pwd.getpwnam(USER)
 
 
 def test_an_owner_may_shorten_a_time_limit_but_not_lengthen_it(live, unix_user):

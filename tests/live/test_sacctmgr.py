@@ -12,7 +12,7 @@ import pytest
 from livekit import started, unix_users
 from minislurm.common.auth import Signer, load_key
 
-ALICE, MALLORY = "mslalice", "mslmallory"  # throwaway Unix users: the controller runs jobs of known users only
+ALICE, MALLORY = "mslmgralice", "mslmgrmallory"  # known Unix users, this module's own (unix_users)
 
 
 @pytest.fixture(scope="module")
