@@ -19,13 +19,14 @@ CONF = HERE.parents[1] / "docker" / "slurm" / "slurm.conf"
 
 # upto: wait for a condition (30 s at most); gone/running/ended: a job left the queue (and, on
 # the twin, a second more for slurmctld to finish it), N of its tasks run, N of its tasks have
-# an end in sacct;
+# an end in sacct; idle/nodes_idle: no job left, every node idle;
 # ids: mask job ids as A, B, C.
 HELPERS = r"""upto() { local i; for i in $(seq 150); do eval "$1" && return; sleep 0.2; done; echo "timed out: $1"; }
 gone() { upto '[ -z "$(squeue -h -j '$1' -o %i 2>/dev/null)" ]'; [ -z "$TWIN" ] || sleep 1; }
 running() { upto '[ "$(squeue -h -r -t R -j '$1' -o %i | wc -l)" = '$2' ]'; }
 ended() { upto '[ "$(sacct -X -n -P -j '$1' -o End | grep -vc Unknown)" = '$2' ]'; }  # slurmdbd lags
 idle() { upto '[ -z "$(squeue -h -o %i)" ]'; }  # no job left, not even one still COMPLETING
+nodes_idle() { upto '[ "$(sinfo -h -o %T | sort -u)" = idle ]'; }  # (a loaded twin once queued an srun after idle)
 ids() {
     local e="" n
     for n in A B C; do [ -n "$1" ] && e="$e s/(^|[^0-9a-z])$1([^0-9]|$)/\\1$n\\2/g;"; shift || break; done
@@ -254,7 +255,7 @@ scontrol show job $j | grep -o 'AllocNode:Sid=[^ ]*' | sed -E 's/=[a-z0-9.-]+:[0
 j=$(sbatch --parsable --hold -t 10 --gres=gpu:2 --wrap true); k=$(sbatch --parsable --hold -t 1-0 --wrap true)
 m=$(sbatch --parsable --hold --gpus-per-node=1 --wrap true); squeue -S i -j $j,$k,$m -o '%b %L %l'; scancel $j $k $m
 r=$(sbatch --parsable -t 10 --gres=gpu:1 --wrap 'sleep 30'); running $r 1
-squeue -h -j $r -o '%b|%L' | sed -E 's/\|(10:00|9:5[0-9])$/|10:00 or less/'; scancel $r; gone $r; idle
+squeue -h -j $r -o '%b|%L' | sed -E 's/\|(10:00|9:5[0-9])$/|10:00 or less/'; scancel $r; gone $r; idle; nodes_idle
 srun -N2 --ntasks-per-node=2 -l bash -c 'sleep $((3 - SLURM_PROCID)); exit $((SLURM_PROCID + 1))'; echo "rc=$?"
 srun -N2 --ntasks-per-node=2 bash -c 'sleep $(((SLURM_PROCID + 1) % 4)); exit 1'; echo "rc=$?"
 srun -N2 --ntasks-per-node=2 bash -c 'exit 3' 2>&1 | sort; idle
