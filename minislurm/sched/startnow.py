@@ -52,6 +52,8 @@ class StartNow:
         self._failed: dict[int, list[tuple[int, int, int]]] = {}  # group -> (nodes, duration, by)
         self._ready_rows_of: dict[int, np.ndarray] = {}  # per group, as of _ready_version
         self._ready_version = -1
+        self._open_rows_of: dict[int, np.ndarray] = {}  # per group, as of _open_version
+        self._open_version = -1
 
     def __call__(self, at: int, promised: set[str] = frozenset()) -> tuple[bool, bool]:
         """``promised``: the partitions whose jobs get no promise (EASY's, once each has one)."""
@@ -110,7 +112,9 @@ class StartNow:
         self._durations = plan.grid_all(cols["limit"])
         self._ends = np.minimum(plan.now + self._durations, NEVER)
         self._begun = cols["begin"] <= self.work.now
-        self._ready = np.stack(self._ready_rows(groups))
+        # "Now" needs only where each group's request is free now; a promise, when each is.
+        self._ready = np.stack(self._ready_rows(groups)) if promises_left else None
+        self._open = self._ready <= plan.now if promises_left else np.stack(self._open_rows(groups))
         self._not_now = np.zeros(end - first, dtype=bool)  # ruled out by what backfill found
         self._not_soon = np.zeros(end - first, dtype=bool)
         for number in set(groups.tolist()) & self._failed.keys():
@@ -124,20 +128,34 @@ class StartNow:
         # Now: enough nodes free now, and no promise on them before the job would end.  Each
         # row's times sorted, and all rows searched at once (row r's times shifted by r << 41).
         if not len(plan.promises):  # (the cycle's first window, as a rule: only the nodes free now count)
-            now = np.count_nonzero(ready <= plan.now, axis=1)[row] >= count
+            now = np.count_nonzero(self._open, axis=1)[row] >= count
         else:
-            open_until = np.where(ready <= plan.now, plan.promises.free_until(plan.now, width) + 1, 0)
-            shifted = np.sort(open_until, axis=1) + (np.arange(len(ready))[:, None] << 41)
+            open_until = np.where(self._open, plan.promises.free_until(plan.now, width) + 1, 0)
+            shifted = np.sort(open_until, axis=1) + (np.arange(len(open_until))[:, None] << 41)
             before = np.searchsorted(shifted.ravel(), (row << 41) + self._ends + 1) - row * width
             now = width - before >= count
         # A promise: not if the k-th node to be free at a time no promise covers is past the window.
-        if promises_left:
+        if ready is not None:
             soonest = np.sort(plan.promises.first_unpromised(ready), axis=1)
             soon = (soonest[row, np.minimum(count, width) - 1] <= self.horizon) & (count <= width)
         else:
             soon = np.zeros(len(row), dtype=bool)
         self._now = (now | self._tested) & ~self._not_now
         self._soon = (soon | self._tested) & ~self._not_soon
+
+    def _open_rows(self, numbers: np.ndarray) -> list[np.ndarray]:
+        """Per group in ``numbers`` and node, whether the group's request is free there now and
+        it may run there (the nodes whose ready time is now, found without the ready times)."""
+        plan, work = self.plan, self.work
+        if self._open_version != plan.releases_version:
+            self._open_rows_of, self._open_version = {}, plan.releases_version
+        kept = self._open_rows_of
+        for number in numbers.tolist():
+            if number not in kept:
+                job = self.columns.members[number] if number >= 0 else None
+                kept[number] = np.zeros(len(work.state.nodes), dtype=bool) if job is None else (
+                    work.free.fits(request(job, work.state.nodes)) & work.allowed(job, honour_reservations=False))
+        return [kept[n] for n in numbers.tolist()]
 
     def _ready_rows(self, numbers: np.ndarray) -> list[np.ndarray]:
         """Per group in ``numbers`` and node, when the group's request is free there (NEVER
