@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from minislurm.sched.work import Pass
 
 
-
 def window_for(budget: int) -> int:
     """How many jobs of the queue one answer covers: as many as a cycle tests at most
     (``bf_max_job_test``), and a quarter more for those it passes without a test (held, not yet
