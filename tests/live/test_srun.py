@@ -192,10 +192,15 @@ def test_ctrl_c_reports_then_a_second_within_a_second_aborts(live):
     proc.send_signal(signal.SIGINT)
     assert [proc.stderr.readline(), proc.stderr.readline()] == report
     assert proc.poll() is None
-    proc.send_signal(signal.SIGINT)
+    for _ in range(5):  # a loaded machine may deliver it more than a second after srun's report
+        proc.send_signal(signal.SIGINT)
+        first = proc.stderr.readline()
+        if first != report[0]:
+            break
+        assert proc.stderr.readline() == report[1]  # taken as a first Ctrl-C again: once more
     out, err = proc.communicate(timeout=20)
-    assert forced(err) == [f"srun: sending Ctrl-C to StepId={job_id}.0", "srun: forcing job termination",
-                           *KILLED]
+    assert forced(first + err) == [f"srun: sending Ctrl-C to StepId={job_id}.0", "srun: forcing job termination",
+                                   *KILLED]
     assert (proc.returncode, out) == (128 + 9, "")
     until(lambda: not live.job_processes(job_id), 10, "the step's processes to end")
 
