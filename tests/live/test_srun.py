@@ -198,9 +198,10 @@ def test_ctrl_c_reports_then_a_second_within_a_second_aborts(live):
         if first != report[0]:
             break
         assert proc.stderr.readline() == report[1]  # taken as a first Ctrl-C again: once more
-    out, err = proc.communicate(timeout=20)
-    assert forced(first + err) == [f"srun: sending Ctrl-C to StepId={job_id}.0", "srun: forcing job termination",
-                                   *KILLED]
+    proc.wait(timeout=20)
+    out, err = proc.stdout.read(), first + proc.stderr.read()  # (read() keeps what readline buffered)
+    assert forced(err) == [f"srun: sending Ctrl-C to StepId={job_id}.0", "srun: forcing job termination",
+                           *KILLED]
     assert (proc.returncode, out) == (128 + 9, "")
     until(lambda: not live.job_processes(job_id), 10, "the step's processes to end")
 
