@@ -58,10 +58,9 @@ class StartNow:
         self.window = window_for(work.state.config.sched.bf_max_job_test)
         self._first = self._end = 0  # the window of the queue looked at: [first, end)
         self._failed: dict[int, list[tuple[int, int, int]]] = {}  # group -> (nodes, duration, by)
-        self._ready_rows_of: dict[int, np.ndarray] = {}  # per group, as of _ready_version
-        self._ready_version = -1
-        self._open_rows_of: dict[int, np.ndarray] = {}  # per group, as of _open_version
-        self._open_version = -1
+        self._ready_rows_of: dict[int, np.ndarray] = {}  # per group, as of _rows_version
+        self._open_rows_of: dict[int, np.ndarray] = {}  # per group, as of _rows_version
+        self._rows_version = -1
 
     def __call__(self, at: int, promised: set[str] = frozenset()) -> tuple[bool, bool]:
         """``promised``: the partitions whose jobs get no promise (EASY's, once each has one)."""
@@ -154,9 +153,8 @@ class StartNow:
     def _open_rows(self, numbers: np.ndarray) -> list[np.ndarray]:
         """Per group in ``numbers`` and node, whether the group's request is free there now and
         it may run there (the nodes whose ready time is now, found without the ready times)."""
-        plan, work = self.plan, self.work
-        if self._open_version != plan.releases_version:
-            self._open_rows_of, self._open_version = {}, plan.releases_version
+        work = self.work
+        self._drop_rows_after_a_start()
         kept = self._open_rows_of
         for number in numbers.tolist():
             if number not in kept:
@@ -165,12 +163,17 @@ class StartNow:
                     work.free.fits(request(job, work.state.nodes)) & work.allowed(job, honour_reservations=False))
         return [kept[n] for n in numbers.tolist()]
 
+    def _drop_rows_after_a_start(self) -> None:
+        """What each group's rows say changes only with a start (free resources, releases)."""
+        if self._rows_version != self.plan.releases_version:
+            self._ready_rows_of, self._open_rows_of = {}, {}
+            self._rows_version = self.plan.releases_version
+
     def _ready_rows(self, numbers: np.ndarray) -> list[np.ndarray]:
         """Per group in ``numbers`` and node, when the group's request is free there (NEVER
         where it may not run)."""
         plan, nodes = self.plan, self.work.state.nodes
-        if self._ready_version != plan.releases_version:
-            self._ready_rows_of, self._ready_version = {}, plan.releases_version
+        self._drop_rows_after_a_start()
         kept = self._ready_rows_of
         todo = [int(n) for n in numbers if n not in kept]
         jobs = {n: self.columns.members[n] for n in todo if n >= 0}
