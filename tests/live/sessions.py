@@ -137,7 +137,9 @@ scontrol release $j; echo "rc=$?"
 running $j 2; upto '[ "$(grep -sc ^task hq-'$j'.txt)" = 6 ]'
 touch hq-go; gone $j; ended $j 2
 ids $j < hq-$j.txt
-sacct -D -j $j -P -o JobID,State,ExitCode | ids $j
+# -D lists every run; the twin does not keep one order between the components' runs, so the
+# records are grouped by JobID (a stable sort keeps each one's runs in order)
+sacct -D -j $j -P -o JobID,State,ExitCode | ids $j | { read -r h; echo "$h"; LC_ALL=C sort -s -t'|' -k1,1; }
 cat > hg.sh <<"X2"
 #!/bin/bash
 #SBATCH -c 2 --ntasks-per-node=1
