@@ -236,7 +236,7 @@ class OneNodeStarts:
 
     def __init__(self, plan: Plan):
         self.promises = plan.promises
-        self._order: dict[bytes, tuple[list[int], list[int]]] = {}  # ready -> nodes and times, by time
+        self._order: dict[bytes, tuple[list[int], list[int], list[int]]] = {}  # ready -> nodes and times, by time; ready
         self._searches: dict[tuple[bytes, int], list] = {}  # (ready, duration) -> [next in order, heap]
 
     def earliest_start(self, ready: np.ndarray, duration: int) -> tuple[int, np.ndarray] | None:
@@ -245,11 +245,11 @@ class OneNodeStarts:
         if order is None:
             nodes = np.argsort(ready, kind="stable")
             nodes = nodes[: np.searchsorted(ready[nodes], NEVER)]
-            order = self._order[key] = (nodes.tolist(), ready[nodes].tolist())
+            order = self._order[key] = (nodes.tolist(), ready[nodes].tolist(), ready.tolist())
         search = self._searches.get((key, duration))
         if search is None:
             search = self._searches[key, duration] = [0, []]
-        nodes, times = order
+        nodes, times, ready_at = order
         at, heap = search
         on, first_fit = self.promises.on, self.promises.first_fit
         while True:  # heap entries: (first start, node, promises on the node when worked out)
@@ -259,7 +259,7 @@ class OneNodeStarts:
                 promised = len(on.get(node, ()))
                 if seen == promised:
                     break  # up to date, and no node can start earlier
-                heapq.heapreplace(heap, (first_fit(node, int(ready[node]), duration), node, promised))
+                heapq.heapreplace(heap, (first_fit(node, ready_at[node], duration), node, promised))
             elif ahead is _PAST:
                 start = NEVER
                 break

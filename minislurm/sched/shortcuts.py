@@ -101,37 +101,41 @@ class Shortcuts:
 
 class _Shape:
     """What decides whether a job can start now, besides its node count and duration: the
-    nodes it may use, and per node the CPUs, memory and GPUs (of a type) it asks for."""
+    nodes it may use, and per node the CPUs, memory and GPUs (of a type) it asks for.
+    ``group`` is what must be equal for one shape to ask for more than another."""
 
-    __slots__ = ("nodes", "kind", "amounts")
+    __slots__ = ("group", "amounts")
 
     def __init__(self, job: Job, allowed: np.ndarray):
         s = job.shape
-        self.nodes, self.kind = allowed.tobytes(), (s.gpu_type, job.exclusive, s.mem == -1)
+        self.group = (allowed.tobytes(), s.gpu_type, job.exclusive, s.mem == -1)
         self.amounts = (s.cpus, 0 if s.mem == -1 else s.mem, s.gpus)
-
-    def at_least(self, other: "_Shape") -> bool:
-        """This shape asks, on the same nodes, for everything ``other`` asks and more."""
-        return (self.nodes == other.nodes and self.kind == other.kind
-                and all(a >= b for a, b in zip(self.amounts, other.amounts)))
 
 
 class _Failures:
-    """Jobs that found no start (now, or within the window) in this cycle, by (shape, node
-    count, duration)."""
+    """Jobs that found no start (now, or within the window) in this cycle: per shape group,
+    their amounts, node count and duration.  A job asking at least as much as one of them, on
+    as many nodes or more, for as long or longer, finds none either."""
 
     def __init__(self) -> None:
-        self._seen: dict[tuple, list[tuple[_Shape, int, int]]] = {}
+        self._seen: dict[tuple, list[tuple[int, int, int, int, int]]] = {}
 
     def covers(self, shape: _Shape | None, nodes: int, duration: int) -> bool:
         """A job of ``shape`` wanting ``nodes`` nodes for ``duration`` finds none either."""
-        return shape is not None and any(
-            n <= nodes and d <= duration and shape.at_least(other)
-            for other, n, d in self._seen.get((shape.nodes, shape.kind), ()))
+        if shape is None:
+            return False
+        cpus, mem, gpus = shape.amounts
+        for c, m, g, n, d in self._seen.get(shape.group, ()):  # (a loop: the hottest lines of a cycle)
+            if c <= cpus and m <= mem and g <= gpus and n <= nodes and d <= duration:
+                return True
+        return False
 
     def add(self, shape: _Shape | None, nodes: int, duration: int) -> None:
         if shape is None or self.covers(shape, nodes, duration):
             return
-        group = self._seen.setdefault((shape.nodes, shape.kind), [])
-        group[:] = [(o, n, d) for o, n, d in group if not (nodes <= n and duration <= d and o.at_least(shape))]
-        group.append((shape, nodes, duration))
+        cpus, mem, gpus = shape.amounts
+        group = self._seen.setdefault(shape.group, [])
+        # Those it covers are dropped: it says all they said.
+        group[:] = [seen for seen in group if not (cpus <= seen[0] and mem <= seen[1] and gpus <= seen[2]
+                                                   and nodes <= seen[3] and duration <= seen[4])]
+        group.append((cpus, mem, gpus, nodes, duration))
