@@ -158,10 +158,15 @@ def main() -> int:
                 scontrol = shutil.which("scontrol") or ""
                 cmd = [scontrol] if scontrol else [sys.executable, "-m", "minislurm.cli.main", "scontrol"]
                 subprocess.run([*cmd, "requeue", str(env.job_id)], check=False)
+            del ddp  # (see below)
             return leave()
     # Done: a late warning must not kill the process while it shuts down (Python restores the
     # default action, "terminate", for signals it was handling; an ignored one stays ignored).
     signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+    # DDP's reducer holds on to the process group and its gloo work: drop it before the group
+    # is destroyed, or its teardown may come after and abort the process at exit (seen on the
+    # real-Slurm twin: "terminate called without an active exception" after the last step).
+    del ddp
     if rank == 0:
         torch.save({k: v.cpu() for k, v in net.state_dict().items()}, args.final)
         print(f"done: {step} steps, final loss {loss.item():.6f}, weights in {args.final}", flush=True)
