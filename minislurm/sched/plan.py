@@ -236,7 +236,8 @@ class OneNodeStarts:
 
     def __init__(self, plan: Plan):
         self.promises = plan.promises
-        self._order: dict[bytes, tuple[list[int], list[int], list[int]]] = {}  # ready -> nodes and times, by time; ready
+        # ready -> (the nodes in order of ready time, their ready times, every node's ready time)
+        self._order: dict[bytes, tuple[list[int], list[int], list[int]]] = {}
         self._searches: dict[tuple[bytes, int], list] = {}  # (ready, duration) -> [next in order, heap]
 
     def earliest_start(self, ready: np.ndarray, duration: int) -> tuple[int, np.ndarray] | None:

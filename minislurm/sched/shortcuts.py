@@ -125,7 +125,7 @@ class _Failures:
         if shape is None:
             return False
         cpus, mem, gpus = shape.amounts
-        for c, m, g, n, d in self._seen.get(shape.group, ()):  # (a loop: the hottest lines of a cycle)
+        for c, m, g, n, d in self._seen.get(shape.group, ()):  # (a plain loop: asked for most jobs tested)
             if c <= cpus and m <= mem and g <= gpus and n <= nodes and d <= duration:
                 return True
         return False
@@ -136,6 +136,6 @@ class _Failures:
         cpus, mem, gpus = shape.amounts
         group = self._seen.setdefault(shape.group, [])
         # Those it covers are dropped: it says all they said.
-        group[:] = [seen for seen in group if not (cpus <= seen[0] and mem <= seen[1] and gpus <= seen[2]
-                                                   and nodes <= seen[3] and duration <= seen[4])]
+        group[:] = [(c, m, g, n, d) for c, m, g, n, d in group
+                    if not (cpus <= c and mem <= m and gpus <= g and nodes <= n and duration <= d)]
         group.append((cpus, mem, gpus, nodes, duration))
