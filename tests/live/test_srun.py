@@ -150,7 +150,6 @@ def test_waits_for_resources_and_says_so(live):
     assert (proc.returncode, out) == (0, "ran\n")
 
 
-
 def test_scancel_of_its_own_job_prints_the_step_line(live):
     """As Slurm 22.05's srun does as a rule (the twin's session step_cancel leaves the line out,
     since a loaded twin once lost it)."""
@@ -158,12 +157,13 @@ def test_scancel_of_its_own_job_prints_the_step_line(live):
                             cwd=live.work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     job_id = until(lambda: live.run("squeue", "-h", "-n", "own", "-t", "R", "-o", "%i").stdout.strip(),
                    what="srun's job to run")
-    time.sleep(1)  # (the step starts after the job)
+    until(lambda: live.run("squeue", "-h", "-s", "-j", job_id).stdout.strip(), what="its step to run")
     assert live.run("scancel", job_id).returncode == 0
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 143
     assert re.search(rf"^slurmstepd-gpu01: error: \*\*\* STEP {job_id}\.0 ON gpu01 CANCELLED AT \S+ \*\*\*$",
                      err, re.M), err
+
 
 def _start(live, task: str, *extra: str) -> subprocess.Popen:
     """srun -N2 of a task that says ``ready-<rank>`` once it is set up, then sleeps."""
