@@ -428,7 +428,7 @@ squeue -h -j $j -o '%T %r'; scancel $j; wait $p; echo "rc=$?"; ids $j < waiting.
 scontrol update NodeName=c2 State=RESUME; echo "rc=$?"; idle
 srun -J running sleep 60 > running.txt 2>&1 & p=$!
 upto '[ "$(squeue -h -n running -t R -o %i)" != "" ]'; j=$(squeue -h -n running -o %i); sleep 1
-scancel $j; wait $p; echo "rc=$?"; sed -E 's/[0-9T:-]{19}/T/' running.txt | ids $j
+scancel $j; wait $p; echo "rc=$?"; grep -v "STEP $j.0 ON .* CANCELLED AT" running.txt | ids $j
 """),
 }
 
