@@ -239,6 +239,7 @@ class OneNodeStarts:
         # ready -> (the nodes in order of ready time, their ready times, every node's ready time)
         self._order: dict[bytes, tuple[list[int], list[int], list[int]]] = {}
         self._searches: dict[tuple[bytes, int], list] = {}  # (ready, duration) -> [next in order, heap]
+        self._single = np.arange(len(plan.table.times)).reshape(-1, 1)  # [n]: the array [n], made once
 
     def earliest_start(self, ready: np.ndarray, duration: int) -> tuple[int, np.ndarray] | None:
         key = ready.tobytes()
@@ -269,4 +270,4 @@ class OneNodeStarts:
                 heapq.heappush(heap, (first_fit(node, ahead[0], duration), node, len(on.get(node, ()))))
                 at += 1
         search[0] = at
-        return None if start >= NEVER else (start, np.array([node]))
+        return None if start >= NEVER else (start, self._single[node])

@@ -80,8 +80,9 @@ class StartNow:
             no_promise = np.array([g >= 0 and members[g].partition in promised for g in self._groups])
             soon = soon & ~no_promise[self._row]
         i = at - self._first
-        look = np.flatnonzero((~self._plain[i:]) | self._now[i:] | soon[i:])
-        stop = i + int(look[0]) if len(look) else self._end - self._first
+        look = (~self._plain[i:]) | self._now[i:] | soon[i:]
+        first = int(look.argmax()) if len(look) else 0  # the first True: argmax stops at it
+        stop = i + first if len(look) and look[first] else self._end - self._first
         return self._first + stop, int(np.count_nonzero(self._begun[i:stop]))
 
     def no_start_by(self, at: int, nodes: int, duration: int, by: int) -> None:
