@@ -14,12 +14,14 @@ stopped afterwards unless it was already running.  About 2 minutes on 2 cores.
 
 from __future__ import annotations
 
+import difflib
 import re
 import shutil
 import subprocess
 import sys
 import time
 import uuid
+import warnings
 from pathlib import Path
 
 import pytest
@@ -309,9 +311,23 @@ from sessions import SESSIONS, recorded, run_twin  # noqa: E402
 @pytest.mark.parametrize("name", sorted(SESSIONS))
 def test_the_twin_still_prints_the_recorded_session(twin, name):
     """The recording is what Slurm prints; tests/live/test_slurm_conformance.py checks that
-    minislurm prints it too (in CI, with no twin)."""
+    minislurm prints it too (in CI, with no twin).
+
+    Slurm's own daemons race now and then on a loaded machine (a lost STEP line, a retried
+    step, records in another order: each session now leaves out the lines it saw race), so a
+    session that differs runs once more and fails only if it differs again; a difference
+    that went away is reported as a warning, for the session to be looked at."""
     real = run_twin(name)
+    if real != recorded(name):
+        raced = real
+        real = run_twin(name)
+        if real == recorded(name):
+            warnings.warn(f"the twin printed session {name} differently once:\n{_diff(recorded(name), raced)}")
     assert real == recorded(name), "the twin no longer prints the recording: python tests/live/sessions.py " + name
+
+
+def _diff(expected: str, got: str) -> str:
+    return "".join(difflib.unified_diff(expected.splitlines(True), got.splitlines(True), "recorded", "twin"))
 
 
 def test_only_operators_create_reservations(twin, mini):
