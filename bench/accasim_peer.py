@@ -6,9 +6,10 @@ jobs), read by minislurm's own trace reader -- as an SWF file, on the same 160 x
 times both in one run, one process each, CPU seconds (user + system):
 
 * AccaSim: ``EASYBackfilling(FirstFit())``; a GPU is its ``core`` (one SWF "processor"), as a
-  job's GPUs are the only thing the replay packs.  AccaSim places each GPU on its own, on any
-  node (its SWF reader makes every processor a one-core node request), where minislurm asks
-  for whole shares of 8-GPU nodes: the same stream of jobs, a looser packing rule.
+  job's GPUs are the only thing the replay packs.  Its SWF reader makes every processor a
+  request of its own, and FirstFit puts as many of a job's as fit on each node in turn, so a
+  job may take a few GPUs on any nodes with room, where minislurm asks for equal shares of
+  whole 8-GPU nodes: the same stream of jobs, a looser packing rule.
 * minislurm: ``minislurm sim --policy easy`` on the same jobs and nodes.
 
 AccaSim lives in a virtual environment of its own, not in the project's (it wants its own
@@ -49,18 +50,15 @@ Simulator(workload, config, EASYBackfilling(FirstFit()), RESULTS_FOLDER_NAME=res
 """
 
 
-def write_swf(path: Path, jobs, gpus_per_node: int) -> int:
+def write_swf(path: Path, jobs) -> None:
     """The jobs as SWF lines (18 fields; -1 where unknown): a job's GPUs are its processors,
-    its time limit the requested time.  Returns how many GPUs the largest job asks for."""
-    largest = 0
+    its time limit the requested time."""
     with path.open("w") as out:
         for number, job in enumerate(jobs, 1):
             gpus = job.nodes * job.gpus_per_node
-            largest = max(largest, gpus)
             fields = [number, int(job.submit), -1, int(round(job.runtime)), gpus, -1, -1, gpus,
                       int(job.time_limit), -1, 1, 1, 1, -1, 1, 1, -1, -1]
             out.write(" ".join(map(str, fields)) + "\n")
-    return largest
 
 
 def timed(command: list[str], cwd: Path) -> float:
@@ -81,7 +79,7 @@ def main() -> None:
     jobs = read_trace(str(TRACE), cores_per_node=32, gpus_per_node=args.gpus_per_node, limit=args.jobs).jobs
     with tempfile.TemporaryDirectory(prefix="accasim-peer-") as tmp:
         work = Path(tmp)
-        write_swf(work / "jobs.swf", jobs, args.gpus_per_node)
+        write_swf(work / "jobs.swf", jobs)
         (work / "system.json").write_text(json.dumps({
             "system_name": f"philly{args.nodes}", "start_time": 0,
             "equivalence": {"processor": {"core": 1}},

@@ -17,10 +17,10 @@ from minislurm.sim.traces import read_swf, read_trace  # noqa: E402
 
 def test_the_swf_file_holds_the_replayed_jobs(tmp_path):
     jobs = read_trace(str(TRACE), cores_per_node=32, gpus_per_node=8, limit=3000).jobs
-    largest = write_swf(tmp_path / "jobs.swf", jobs, 8)
+    write_swf(tmp_path / "jobs.swf", jobs)
     back = read_swf(str(tmp_path / "jobs.swf"), cores_per_node=8).jobs
     assert len(back) == len(jobs) == 3000
-    assert largest == max(j.nodes * j.gpus_per_node for j in jobs) > 8  # some span nodes
+    assert max(j.nodes for j in jobs) > 1  # some span nodes
     for job, swf in zip(jobs, back):
         assert (swf.submit, swf.time_limit) == (int(job.submit), int(job.time_limit))
         assert abs(swf.runtime - job.runtime) <= 0.5
