@@ -153,14 +153,13 @@ def test_waits_for_resources_and_says_so(live):
 def test_scancel_of_its_own_job_prints_the_step_line(live):
     """As Slurm 22.05's srun does as a rule (the twin's session step_cancel leaves the line out,
     since a loaded twin once lost it)."""
-    proc = subprocess.Popen([str(live.c.dir / "bin" / "srun"), "-J", "own", "sleep", "60"], env=live.c.env(),
-                            cwd=live.work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    job_id = until(lambda: live.run("squeue", "-h", "-n", "own", "-t", "R", "-o", "%i").stdout.strip(),
-                   what="srun's job to run")
-    until(lambda: live.run("squeue", "-h", "-s", "-j", job_id).stdout.strip(), what="its step to run")
+    proc = subprocess.Popen([str(live.c.dir / "bin" / "srun"), "-J", "own", "bash", "-c", "echo ready; exec sleep 60"],
+                            env=live.c.env(), cwd=live.work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "ready\n"  # the task runs (a step only registered may not have begun)
+    job_id = live.run("squeue", "-h", "-n", "own", "-o", "%i").stdout.strip()
     assert live.run("scancel", job_id).returncode == 0
     _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 143
+    assert proc.returncode == 143, err
     assert re.search(rf"^slurmstepd-gpu01: error: \*\*\* STEP {job_id}\.0 ON gpu01 CANCELLED AT \S+ \*\*\*$",
                      err, re.M), err
 
