@@ -317,13 +317,14 @@ def test_the_twin_still_prints_the_recorded_session(twin, name):
     step, records in another order: each session now leaves out the lines it saw race), so a
     session that differs runs once more and fails only if it differs again; a difference
     that went away is reported as a warning, for the session to be looked at."""
+    want = recorded(name)
     real = run_twin(name)
-    if real != recorded(name):
+    if real != want:
         raced = real
         real = run_twin(name)
-        if real == recorded(name):
-            warnings.warn(f"the twin printed session {name} differently once:\n{_diff(recorded(name), raced)}")
-    assert real == recorded(name), "the twin no longer prints the recording: python tests/live/sessions.py " + name
+        if real == want:
+            warnings.warn(f"the twin printed session {name} differently once:\n{_diff(want, raced)}")
+    assert real == want, "the twin no longer prints the recording: python tests/live/sessions.py " + name
 
 
 def _diff(expected: str, got: str) -> str:
