@@ -46,7 +46,8 @@ class QueueOrder:
     def __init__(self) -> None:
         self._epoch: int | None = None
         self._sorted: list[Job] = []
-        self._ids: set[int] = set()
+        self._keys: list[tuple] = []  # each one's sort key, in the same order (bisect compares them alone)
+        self._key_of: dict[int, tuple] = {}  # job id -> its sort key
         self._read = 0  # how much of the state's queue journal has been read
         self.floor: tuple[int, int, int] = (0, 0, 0)
         self.shortest = 0.0
@@ -63,8 +64,9 @@ class QueueOrder:
         key = sort_key(state)
         if self._epoch != state.order_epoch or self._read < state.journal_start:
             self._epoch = state.order_epoch
-            self._sorted = sorted(pending.values(), key=key)
-            self._ids = set(pending)
+            self._key_of = {job_id: key(job) for job_id, job in pending.items()}
+            self._sorted = sorted(pending.values(), key=lambda job: self._key_of[job.job_id])
+            self._keys = [self._key_of[job.job_id] for job in self._sorted]
             self._read = state.journal_start + len(state.journal)
             self.floor = smallest_request(self._sorted)
             self.shortest = min((job.time_limit for job in self._sorted), default=math.inf)
@@ -74,29 +76,25 @@ class QueueOrder:
         self._read += len(changed)
         new = []
         for job_id in dict.fromkeys(changed):
-            if job_id in pending and job_id not in self._ids:
-                at = bisect.bisect_left(self._sorted, key(pending[job_id]), key=key)
+            if job_id in pending and job_id not in self._key_of:
+                job_key = self._key_of[job_id] = key(pending[job_id])
+                at = bisect.bisect_left(self._keys, job_key)
+                self._keys.insert(at, job_key)
                 self._sorted.insert(at, pending[job_id])
                 self.columns.insert(at, pending[job_id], state)
-                self._ids.add(job_id)
                 new.append(pending[job_id])
-            elif job_id in self._ids and job_id not in pending:
-                self._remove(state.jobs.get(job_id), job_id, key)
+            elif job_id in self._key_of and job_id not in pending:
+                self._remove(job_id)
         if new:
             self.floor = smallest_request(new, self.floor)
             self.shortest = min(self.shortest, *(job.time_limit for job in new))
         return self._sorted
 
-    def _remove(self, job: Job | None, job_id: int, key) -> None:
-        """Take a job that left the queue out of the sorted list: found by its key (unchanged
-        while the order's epoch is), else by a walk."""
-        self._ids.discard(job_id)
-        at = None
-        if job is not None:
-            at = bisect.bisect_left(self._sorted, key(job), key=key)
-        if at is None or at >= len(self._sorted) or self._sorted[at].job_id != job_id:
-            at = next(i for i, held in enumerate(self._sorted) if held.job_id == job_id)
-        del self._sorted[at]
+    def _remove(self, job_id: int) -> None:
+        """Take a job that left the queue out of the sorted list: found by the key it was
+        sorted by (keys are unique: the job id is the last part)."""
+        at = bisect.bisect_left(self._keys, self._key_of.pop(job_id))
+        del self._sorted[at], self._keys[at]
         self.columns.delete(at)
 
 

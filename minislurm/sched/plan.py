@@ -75,7 +75,7 @@ class Plan:
         todo = {key: req for key, req in requests if key not in self._ready_cache}
         if not todo:
             return
-        columns = np.array(list(self.table.first_fits(self.free, todo).values()))
+        columns = self.table.first_fits(self.free, todo)
         times = self.table.times[np.arange(len(self.table.times)), columns]  # -1: the last column, never read
         self._ready_cache.update(zip(todo, np.where(columns >= 0, times, NEVER)))
 
@@ -110,7 +110,7 @@ class Plan:
             return self._earliest_with(ready, max(k, len(required)), duration, required)
         if k == 1 and self.one_node is not None:
             return self.one_node.earliest_start(ready, duration)
-        nodes = np.flatnonzero(ready < NEVER)
+        nodes = (ready < NEVER).nonzero()[0]
         if len(nodes) < k:
             return None
         if not len(self.promises):
@@ -142,7 +142,7 @@ class Plan:
         A job that gets no promise when it cannot start (under EASY, once its partition has
         one) needs only this yes-or-no, and it costs far less: no ready times are worked out,
         and only the nodes open now are checked against the promises on them."""
-        nodes = np.flatnonzero(open_now)
+        nodes = open_now.nonzero()[0]
         p = self.promises
         if len(nodes) >= k and len(p):
             # Blocked: the last promise on the node beginning before the job would end, ends after now.
@@ -245,8 +245,8 @@ class OneNodeStarts:
         key = ready.tobytes()
         order = self._order.get(key)
         if order is None:
-            nodes = np.argsort(ready, kind="stable")
-            nodes = nodes[: np.searchsorted(ready[nodes], NEVER)]
+            nodes = ready.argsort(kind="stable")
+            nodes = nodes[: ready[nodes].searchsorted(NEVER)]
             order = self._order[key] = (nodes.tolist(), ready[nodes].tolist(), ready.tolist())
         search = self._searches.get((key, duration))
         if search is None:

@@ -102,7 +102,7 @@ class Promises:
         joined = np.r_[False, (self.node[1:] == self.node[:-1]) & (self.start[1:] == self.end[:-1])]
         run = np.cumsum(~joined) - 1
         run_end = np.maximum.reduceat(self.end, np.flatnonzero(~joined))[run]
-        at = np.searchsorted(self.key, nodes << 40 | clipped, side="right") - 1
+        at = self.key.searchsorted(nodes << 40 | clipped, side="right") - 1
         inside = (at >= 0) & (self.node[at] == nodes) & (self.end[at] > clipped)
         return np.where(inside, run_end[at], times)
 

@@ -32,13 +32,15 @@ class Holding(Protocol):
 
 class Releases:
     """``times[node]``: the node's release times in order (column 0 stands for now, NEVER
-    fills the rest of a row); ``cpus[node, c]``, ``mem``, ``gpus``: what the releases up to
-    column ``c`` give back in all (0 past the last)."""
+    fills the rest of a row); ``given[r, node, c]``: how much of resource ``r`` (CPUs, memory,
+    GPUs) the releases up to column ``c`` give back in all (0 past the last); ``used[node]``:
+    how many of its columns are in use, column 0 included."""
 
     def __init__(self, nodes: int = 0, resolution: float = 1):
         self.nodes, self.resolution = nodes, max(1, int(resolution))
         self.times = np.full((nodes, 1), -1, dtype=np.int64)  # column 0: set to now by the plan
-        self.cpus, self.mem, self.gpus = (np.zeros((nodes, 1), dtype=np.int64) for _ in range(3))
+        self.given = np.zeros((3, nodes, 1), dtype=np.int64)
+        self.used = [1] * nodes
         self._held: dict[int, tuple] = {}  # job id -> (alloc, start_time, time_limit, its rows)
         self._epoch: int | None = None  # the state's order epoch, and how much of its journal was read
         self._read = 0
@@ -108,14 +110,15 @@ class Releases:
         """A copy to change within one cycle (the kept table is not touched).  It shares the
         kept :class:`ReadyColumns`, which then follow the copy until the next one is made."""
         other = Releases(0, self.resolution)
-        other.nodes = self.nodes
-        other.times, other.cpus, other.mem, other.gpus = (a.copy() for a in (self.times, self.cpus, self.mem, self.gpus))
+        other.nodes, other.used = self.nodes, self.used.copy()
+        other.times, other.given = self.times.copy(), self.given.copy()
         other.ready, other._a_copy = self.ready, self.ready.new_copy()
         return other
 
-    def first_fits(self, free, requests: dict) -> dict:
-        """Per request (key -> request), each node's first column at which what is ``free``
-        now and what the releases up to it give back cover it (-1: none): the kept
+    def first_fits(self, free, requests: dict) -> np.ndarray:
+        """Per request (key -> request; a row each, in their order), each node's first column
+        at which what is ``free`` now and what the releases up to it give back cover it (-1:
+        none): the kept
         :class:`ReadyColumns`, unless a later copy has taken them over."""
         if self._a_copy and self._a_copy != self.ready.copies:
             self.ready = ReadyColumns()
@@ -128,86 +131,77 @@ class Releases:
     def rows(self, jobs: Iterable[Holding]) -> np.ndarray:
         """One row per node a job holds: (node, its release time on the grid, cpus, memory,
         gpus).  Built from plain lists and converted once: there may be thousands of jobs."""
-        ends: list[float] = []
-        per_job: list[int] = []
         nodes: list[int] = []
+        when: list[int] = []
         cpus: list[int] = []
         mem: list[int] = []
         gpus: list[int] = []
         for job in jobs:
             alloc = job.alloc
-            ends.append(job.start_time + job.time_limit)
-            per_job.append(len(alloc.nodes))
             nodes += alloc.nodes
+            # (grid per time, not grid_all: a cycle's start gives one or two, where numpy costs more)
+            when += [self.grid(job.start_time + job.time_limit)] * len(alloc.nodes)
             cpus += alloc.cpus
             mem += alloc.mem
             gpus += map(len, alloc.gpus)
-        rows = np.empty((len(nodes), 5), dtype=np.int64)
-        rows[:, 0], rows[:, 2], rows[:, 3], rows[:, 4] = nodes, cpus, mem, gpus
-        # (grid per time, not grid_all: a cycle's start gives one or two, where numpy costs more)
-        rows[:, 1] = np.repeat([self.grid(end) for end in ends], per_job)
+        rows = np.array((nodes, when, cpus, mem, gpus), dtype=np.int64).T
         return rows
 
     def add(self, rows: np.ndarray) -> None:
         """Each row's release into its node's row of the table, in time order (a job without
         a time limit never gives anything back: it has no release)."""
-        rows = rows.tolist()
-        self._changed(row[0] for row in rows)
-        for node, when, *amounts in rows:
+        self._changed(rows[:, 0].tolist())
+        for node, when, amounts in zip(rows[:, 0].tolist(), rows[:, 1].tolist(), rows[:, 2:, None]):
             if when >= NEVER:
                 continue
-            times = self.times[node]
-            used = int(np.searchsorted(times, NEVER))  # columns in use, column 0 included
-            if used == len(times):  # the row is full: one more column for every node
+            used = self.used[node]
+            if used == self.times.shape[1]:  # the row is full: one more column for every node
                 self._widen()
-                times = self.times[node]
-            at = int(np.searchsorted(times[:used], when, side="right"))
+            times, given = self.times[node], self.given[:, node]
+            at = int(times[:used].searchsorted(when, side="right"))
             times[at + 1:used + 1] = times[at:used].copy()
             times[at] = when
-            for table, amount in zip((self.cpus, self.mem, self.gpus), amounts):
-                row = table[node]
-                row[at + 1:used + 1] = row[at:used] + amount
-                row[at] = row[at - 1] + amount
+            given[:, at + 1:used + 1] = given[:, at:used] + amounts
+            given[:, at:at + 1] = given[:, at - 1:at] + amounts
+            self.used[node] = used + 1
 
     def _take_out(self, job_id: int) -> None:
         """A job's releases out of the table.  Of several releases at one time any may go:
         what all of them give back by then is the same."""
-        rows = self._held.pop(job_id)[3].tolist()
-        self._changed(row[0] for row in rows)
-        for node, when, *amounts in rows:
+        rows = self._held.pop(job_id)[3]
+        self._changed(rows[:, 0].tolist())
+        for node, when, amounts in zip(rows[:, 0].tolist(), rows[:, 1].tolist(), rows[:, 2:, None]):
             if when >= NEVER:
                 continue
-            times = self.times[node]
-            used = int(np.searchsorted(times, NEVER))
-            at = int(np.searchsorted(times[:used], when, side="left"))
+            used = self.used[node]
+            times, given = self.times[node], self.given[:, node]
+            at = int(times[:used].searchsorted(when, side="left"))
             times[at:used - 1] = times[at + 1:used].copy()
             times[used - 1] = NEVER
-            for table, amount in zip((self.cpus, self.mem, self.gpus), amounts):
-                row = table[node]
-                row[at:used - 1] = row[at + 1:used] - amount
-                row[used - 1] = 0
+            given[:, at:used - 1] = given[:, at + 1:used] - amounts
+            given[:, used - 1] = 0
+            self.used[node] = used - 1
 
     def settle(self, now: int) -> None:
         """Set column 0 to ``now``; a release at or before now (a job past its limit, being
         killed) is taken to come one step of the grid from now, and its row put in order."""
         self.times[:, 0] = now
-        overdue = self.times[:, 1:] <= now
-        late = np.flatnonzero(overdue.any(axis=1))
+        if self.times.shape[1] == 1:
+            return
+        late = (self.times[:, 1] <= now).nonzero()[0]  # (a row is in order: its first release tells)
         if not len(late):
             return
         self._changed(late.tolist())
         times = self.times[late]
-        times[:, 1:][overdue[late]] = now + self.resolution
+        times[:, 1:][times[:, 1:] <= now] = now + self.resolution
         order = np.argsort(times, axis=1, kind="stable")
         self.times[late] = np.take_along_axis(times, order, axis=1)
-        for table in (self.cpus, self.mem, self.gpus):
-            each = np.diff(table[late], axis=1, prepend=0)  # what each release gives back
-            table[late] = np.cumsum(np.take_along_axis(each, order, axis=1), axis=1)
+        each = np.diff(self.given[:, late], axis=2, prepend=0)  # what each release gives back
+        self.given[:, late] = np.cumsum(np.take_along_axis(each, order[None], axis=2), axis=2)
 
     def _widen(self) -> None:
-        never = np.full((self.nodes, 1), NEVER, dtype=np.int64)
-        self.times = np.hstack([self.times, never])
-        self.cpus, self.mem, self.gpus = (np.hstack([t, np.zeros_like(never)]) for t in (self.cpus, self.mem, self.gpus))
+        self.times = np.hstack([self.times, np.full((self.nodes, 1), NEVER, dtype=np.int64)])
+        self.given = np.concatenate([self.given, np.zeros((3, self.nodes, 1), dtype=np.int64)], axis=2)
 
     def _fill(self, running: Mapping[int, Holding]) -> None:
         """The whole table at once, in a few array operations (the first cycle's)."""
@@ -223,15 +217,12 @@ class Releases:
         self.times = np.full((self.nodes, width), NEVER, dtype=np.int64)
         self.times[:, 0] = -1
         self.times[node, column] = when
-        tables = []
-        for field in (2, 3, 4):
-            values = rows[order, field]
-            running_total = np.cumsum(values)
-            before_node = running_total[first[node]] - values[first[node]]
-            table = np.zeros((self.nodes, width), dtype=np.int64)
-            table[node, column] = running_total - before_node
-            tables.append(table)
-        self.cpus, self.mem, self.gpus = tables
+        self.used = (per_node + 1).tolist()
+        values = rows[order, 2:].T  # by resource
+        running_total = np.cumsum(values, axis=1)
+        before_node = running_total[:, first[node]] - values[:, first[node]]
+        self.given = np.zeros((3, self.nodes, width), dtype=np.int64)
+        self.given[:, node, column] = running_total - before_node
 
 
 class ReadyColumns:
@@ -245,8 +236,9 @@ class ReadyColumns:
     again from the kept table, so they are worked out again then."""
 
     def __init__(self) -> None:
-        self._columns: dict = {}  # key -> columns by node
-        self._requests: dict = {}  # key -> the request
+        self._rows: dict = {}  # request key -> its row of _wanted and _first
+        self._wanted: np.ndarray | None = None  # [request, resource, node]: what it asks of the node
+        self._first: np.ndarray | None = None  # [request, node]: the first column that covers it
         self._stale: set[int] = set()
         self._copy_changed: set[int] = set()  # by the current copy: not in the kept table
         self._free_seen: np.ndarray | None = None  # free resources (CPUs, memory, GPUs by node) at the last copy
@@ -269,40 +261,36 @@ class ReadyColumns:
         self.copies += 1
         return self.copies
 
-    def columns(self, free, table: "Releases", requests: dict) -> dict:
-        """The columns of each request in ``requests`` (key -> request), on ``table`` (the
-        latest copy) with ``free`` resources now."""
+    def columns(self, free, table: "Releases", requests: dict) -> np.ndarray:
+        """The columns of each request in ``requests`` (key -> request), a row each in their
+        order, on ``table`` (the latest copy) with ``free`` resources now."""
+        have = np.array((free.cpu, free.mem, free.gpu))
         if self._check_free:
-            seen, now = self._free_seen, np.stack((free.cpu, free.mem, free.gpu))
-            if seen is None or seen.shape != now.shape:
-                self._columns, self._requests = {}, {}
+            seen = self._free_seen
+            if seen is None or seen.shape != have.shape:
+                self._rows, self._wanted, self._first = {}, None, None
             else:
-                self._stale.update(np.flatnonzero((seen != now).any(axis=0)).tolist())
-            self._free_seen, self._check_free = now, False
-        if self._stale and self._columns:
+                self._stale.update(np.flatnonzero((seen != have).any(axis=0)).tolist())
+            self._free_seen, self._check_free = have, False
+        if self._stale and self._rows:
             nodes = np.fromiter(self._stale, dtype=np.int64, count=len(self._stale))
-            for key, cols in zip(self._columns, _first_fits(free, table, list(self._requests.values()), nodes)):
-                self._columns[key][nodes] = cols
+            self._first[:, nodes] = _first_fits(have[:, nodes], table.given[:, nodes], self._wanted[:, :, nodes])
         self._stale = set()
-        new = {key: req for key, req in requests.items() if key not in self._columns}
+        new = [key for key in requests if key not in self._rows]
         if new:
-            self._columns.update(zip(new, _first_fits(free, table, list(new.values()))))
-            self._requests.update(new)
-        return {key: self._columns[key] for key in requests}
+            every = have.shape[1]
+            wanted = np.array([[np.broadcast_to(amount, every) for amount in requests[key]] for key in new])
+            first = _first_fits(have, table.given, wanted)
+            self._rows.update(zip(new, range(len(self._rows), len(self._rows) + len(new))))
+            self._wanted = wanted if self._wanted is None else np.concatenate([self._wanted, wanted])
+            self._first = first if self._first is None else np.concatenate([self._first, first])
+        return self._first[[self._rows[key] for key in requests]]
 
 
-def _first_fits(free, table: Releases, requests: list, nodes: np.ndarray | None = None) -> np.ndarray:
-    """Per request and node (of ``nodes``, or every node), the first column at which the
-    request fits (-1: none), in one array operation."""
-    every = len(table.times)
-
-    def column(i: int) -> np.ndarray:  # requests by node (one column when none depends on the node)
-        wanted = [req[i] for req in requests]
-        if not all(np.isscalar(w) for w in wanted):
-            wanted = [np.broadcast_to(w, every) if nodes is None else np.broadcast_to(w, every)[nodes] for w in wanted]
-        return np.array(wanted).reshape(len(requests), -1, 1)
-    at = slice(None) if nodes is None else nodes
-    fits = ((free.cpu[at, None] + table.cpus[at] >= column(0))
-            & (free.mem[at, None] + table.mem[at] >= column(1))
-            & (free.gpu[at, None] + table.gpus[at] >= column(2)))
+def _first_fits(have: np.ndarray, given: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Per request and node, the first column at which what the node ``have``s now
+    ([resource, node]) and what the releases up to the column have ``given`` back
+    ([resource, node, column]) cover what the request ``wanted`` ([request, resource, node]);
+    -1 where none does.  One array operation for them all."""
+    fits = ((have[:, :, None] + given)[None] >= wanted[..., None]).all(axis=1)  # [request, node, column]
     return np.where(fits.any(axis=2), fits.argmax(axis=2), -1)

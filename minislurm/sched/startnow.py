@@ -111,18 +111,19 @@ class StartNow:
         cols = self.columns.window(first, end)
         group = cols["group"]
         self._tested = group < 0  # tested one by one
-        groups = np.unique(group)  # (-1 alone: a row of NEVER, for the tested jobs)
-        if len(groups) > 1 and groups[0] < 0:
-            groups = groups[1:]
-        self._row = np.searchsorted(groups, group)  # a tested job reads any row: its answer is yes
+        present = np.bincount(group + 1) > 0  # the groups in the window (-1: the tested jobs)
+        if len(present) > 1:
+            present[0] = False  # (-1 alone: a row of NEVER, for the tested jobs)
+        groups = np.flatnonzero(present) - 1
+        self._row = np.maximum(np.cumsum(present) - 1, 0)[group + 1]  # a tested job reads any row: its answer is yes
         self._first, self._end, self._groups, self._group = first, end, groups, group
         self._count, self._plain = cols["nodes"], cols["plain"]
         self._durations = plan.grid_all(cols["limit"])
         self._ends = np.minimum(plan.now + self._durations, NEVER)
         self._begun = cols["begin"] <= self.work.now
         # "Now" needs only where each group's request is free now; a promise, when each is.
-        self._ready = np.stack(self._ready_rows(groups)) if promises_left else None
-        self._open = self._ready <= plan.now if promises_left else np.stack(self._open_rows(groups))
+        self._ready = np.array(self._ready_rows(groups)) if promises_left else None
+        self._open = self._ready <= plan.now if promises_left else np.array(self._open_rows(groups))
         self._not_now = np.zeros(end - first, dtype=bool)  # ruled out by what backfill found
         self._not_soon = np.zeros(end - first, dtype=bool)
         for number in set(groups.tolist()) & self._failed.keys():
@@ -140,7 +141,7 @@ class StartNow:
         else:
             open_until = np.where(self._open, plan.promises.free_until(plan.now, width) + 1, 0)
             shifted = np.sort(open_until, axis=1) + (np.arange(len(open_until))[:, None] << 41)
-            before = np.searchsorted(shifted.ravel(), (row << 41) + self._ends + 1) - row * width
+            before = shifted.ravel().searchsorted((row << 41) + self._ends + 1) - row * width
             now = width - before >= count
         # A promise: not if the k-th node to be free at a time no promise covers is past the window.
         if ready is not None:

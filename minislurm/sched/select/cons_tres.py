@@ -87,7 +87,7 @@ class FreeResources:
                 return None
             chosen = np.sort(np.concatenate([required, others]))
         else:
-            chosen = np.flatnonzero(candidates)[: job.num_nodes]
+            chosen = candidates.nonzero()[0][: job.num_nodes]
             if len(chosen) < job.num_nodes:
                 return None
         cpu, mem, gpu = req
