@@ -154,6 +154,8 @@ def sweep(state: ClusterState) -> tuple[dict[int, str], dict[int, str | Dependen
     except held jobs, which slurmctld's ``job_independent`` skips (a held singleton must
     not be cleared while it cannot run and another job of its name starts).
     """
+    if not state.with_dependency:
+        return {}, {}
     waiting = [j for j in map(state.pending.get, sorted(state.with_dependency))
                if j is not None and j.dependency is not None and not j.dependency_failed and not j.hold]
     found: dict[int, str] = {}

@@ -96,6 +96,9 @@ def _het_job(work: Pass, job: Job, blocked_parts: set[str], withheld: np.ndarray
         work.reason[c.job_id] = why or Reason.PRIORITY
 
 
+_NOTHING: Mapping = MappingProxyType({})
+
+
 @dataclass(frozen=True)
 class PassResult:
     """What one pass decided; :func:`minislurm.sched.apply.apply` makes it the cluster's state."""
@@ -114,7 +117,8 @@ class PassResult:
 
     def __post_init__(self):
         for name in ("reasons", "expected_start", "planned_nodes", "settled"):  # read-only, as the rest
-            object.__setattr__(self, name, MappingProxyType(getattr(self, name)))
+            given = getattr(self, name)
+            object.__setattr__(self, name, MappingProxyType(given) if given else _NOTHING)
 
 
 def main_stage(work: Pass, order: list[Job]) -> None:
