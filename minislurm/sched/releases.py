@@ -270,7 +270,7 @@ class ReadyColumns:
             if seen is None or seen.shape != have.shape:
                 self._rows, self._wanted, self._first = {}, None, None
             else:
-                self._stale.update(np.flatnonzero((seen != have).any(axis=0)).tolist())
+                self._stale.update((seen != have).any(axis=0).nonzero()[0].tolist())
             self._free_seen, self._check_free = have, False
         if self._stale and self._rows:
             nodes = np.fromiter(self._stale, dtype=np.int64, count=len(self._stale))

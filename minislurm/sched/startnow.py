@@ -114,8 +114,8 @@ class StartNow:
         present = np.bincount(group + 1) > 0  # the groups in the window (-1: the tested jobs)
         if len(present) > 1:
             present[0] = False  # (-1 alone: a row of NEVER, for the tested jobs)
-        groups = np.flatnonzero(present) - 1
-        self._row = np.maximum(np.cumsum(present) - 1, 0)[group + 1]  # a tested job reads any row: its answer is yes
+        groups = present.nonzero()[0] - 1
+        self._row = np.maximum(present.cumsum() - 1, 0)[group + 1]  # a tested job reads any row: its answer is yes
         self._first, self._end, self._groups, self._group = first, end, groups, group
         self._count, self._plain = cols["nodes"], cols["plain"]
         self._durations = plan.grid_all(cols["limit"])
@@ -137,7 +137,7 @@ class StartNow:
         # Now: enough nodes free now, and no promise on them before the job would end.  Each
         # row's times sorted, and all rows searched at once (row r's times shifted by r << 41).
         if not len(plan.promises):  # (the cycle's first window, as a rule: only the nodes free now count)
-            now = np.count_nonzero(self._open, axis=1)[row] >= count
+            now = self._open.sum(axis=1)[row] >= count
         else:
             open_until = np.where(self._open, plan.promises.free_until(plan.now, width) + 1, 0)
             shifted = np.sort(open_until, axis=1) + (np.arange(len(open_until))[:, None] << 41)
