@@ -93,15 +93,13 @@ class StartNow:
         if group >= 0:
             self._failed.setdefault(group, []).append((nodes, duration, by))
             self._rule_out(group, nodes, duration, by)
-            self._now &= ~self._not_now
-            self._soon &= ~self._not_soon
 
     def _rule_out(self, group: int, nodes: int, duration: int, by: int) -> None:
-        """Mark the jobs of the window that ``no_start_by`` covers."""
+        """Turn to "no" the answers of the jobs of the window that ``no_start_by`` covers."""
         like = (self._group == group) & (self._count >= nodes) & (self._durations >= duration)
-        self._not_now |= like
+        self._now &= ~like
         if by >= self.horizon:
-            self._not_soon |= like
+            self._soon &= ~like
 
     def _look_at(self, first: int, promises_left: bool = True) -> None:
         """Take the window of the queue from ``first`` and answer for it (``promises_left``:
@@ -124,12 +122,10 @@ class StartNow:
         # "Now" needs only where each group's request is free now; a promise, when each is.
         self._ready = np.array(self._ready_rows(groups)) if promises_left else None
         self._open = self._ready <= plan.now if promises_left else np.array(self._open_rows(groups))
-        self._not_now = np.zeros(end - first, dtype=bool)  # ruled out by what backfill found
-        self._not_soon = np.zeros(end - first, dtype=bool)
-        for number in set(groups.tolist()) & self._failed.keys():
+        self._answer(promises_left)
+        for number in set(groups.tolist()) & self._failed.keys():  # what backfill found this cycle
             for failure in self._failed[number]:
                 self._rule_out(number, *failure)
-        self._answer(promises_left)
 
     def _answer(self, promises_left: bool) -> None:
         """Both answers for the window, on the plan as it is now."""
@@ -149,8 +145,8 @@ class StartNow:
             soon = (soonest[row, np.minimum(count, width) - 1] <= self.horizon) & (count <= width)
         else:
             soon = np.zeros(len(row), dtype=bool)
-        self._now = (now | self._tested) & ~self._not_now
-        self._soon = (soon | self._tested) & ~self._not_soon
+        self._now = now | self._tested
+        self._soon = soon | self._tested
 
     def _open_rows(self, numbers: np.ndarray) -> list[np.ndarray]:
         """Per group in ``numbers`` and node, whether the group's request is free there now and
