@@ -124,7 +124,8 @@ class Columns:
 
     def window(self, first: int, end: int) -> dict[str, np.ndarray]:
         """The columns of the jobs at positions [first, end), as numpy arrays (copies) by name."""
-        return {name: np.frombuffer(values[first:end], dtype) for name, values, (_, dtype) in zip(self.NAMES, self._lists, self.TYPES)}
+        return {name: np.frombuffer(values[first:end], dtype)
+                for name, values, (_, dtype) in zip(self.NAMES, self._lists, self.TYPES)}
 
     def group_at(self, at: int) -> int:
         return self._lists[2][at]

@@ -118,8 +118,7 @@ class Releases:
     def first_fits(self, free, requests: dict) -> np.ndarray:
         """Per request (key -> request; a row each, in their order), each node's first column
         at which what is ``free`` now and what the releases up to it give back cover it (-1:
-        none): the kept
-        :class:`ReadyColumns`, unless a later copy has taken them over."""
+        none): the kept :class:`ReadyColumns`, unless a later copy has taken them over."""
         if self._a_copy and self._a_copy != self.ready.copies:
             self.ready = ReadyColumns()
             self._a_copy = self.ready.new_copy()
@@ -144,8 +143,7 @@ class Releases:
             cpus += alloc.cpus
             mem += alloc.mem
             gpus += map(len, alloc.gpus)
-        rows = np.array((nodes, when, cpus, mem, gpus), dtype=np.int64).T
-        return rows
+        return np.array((nodes, when, cpus, mem, gpus), dtype=np.int64).T
 
     def add(self, rows: np.ndarray) -> None:
         """Each row's release into its node's row of the table, in time order (a job without
