@@ -148,8 +148,9 @@ class Releases:
     def add(self, rows: np.ndarray) -> None:
         """Each row's release into its node's row of the table, in time order (a job without
         a time limit never gives anything back: it has no release)."""
-        self._changed(rows[:, 0].tolist())
-        for node, when, amounts in zip(rows[:, 0].tolist(), rows[:, 1].tolist(), rows[:, 2:, None]):
+        nodes = rows[:, 0].tolist()
+        self._changed(nodes)
+        for node, when, amounts in zip(nodes, rows[:, 1].tolist(), rows[:, 2:, None]):
             if when >= NEVER:
                 continue
             used = self.used[node]
@@ -167,8 +168,9 @@ class Releases:
         """A job's releases out of the table.  Of several releases at one time any may go:
         what all of them give back by then is the same."""
         rows = self._held.pop(job_id)[3]
-        self._changed(rows[:, 0].tolist())
-        for node, when, amounts in zip(rows[:, 0].tolist(), rows[:, 1].tolist(), rows[:, 2:, None]):
+        nodes = rows[:, 0].tolist()
+        self._changed(nodes)
+        for node, when, amounts in zip(nodes, rows[:, 1].tolist(), rows[:, 2:, None]):
             if when >= NEVER:
                 continue
             used = self.used[node]
